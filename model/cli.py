@@ -1,4 +1,4 @@
-"""Sub-commands of the golden model: ``run``, ``plot``, ``bench``."""
+"""Sub-commands of the golden model: ``run``, ``plot``, ``table8``, ``bench``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import sys
 import time
 
 from ..files import atomic_write
-from ..options import add_config_arguments, config_from_args
+from ..options import add_config_arguments, config_from_args, positive_int
+from .config import RunConfig
 from .engine import simulate
 from .errors import ConfigError
+from .orders import FAMILIES
+from .result import RunResult
 
 __all__ = ["register", "stderr_progress", "MAX_TABLE_CELLS"]
 
@@ -42,20 +45,64 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
     p.set_defaults(func=cmd_run)
 
+    p = sub.add_parser("plot", help="draw a run's utilisation, its run-table, or L/E versus N",
+                       description="Write a PNG or SVG figure (chosen by the -o suffix).")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", parser_class=type(p))
+    kinds.required = True
+    for kind, what in (("utilization", "utilisation profile of one run (paper Figs. 8-12)"),
+                       ("table", "run-table picture of one run (paper Fig. 4)")):
+        k = kinds.add_parser(kind, help=what, description=what)
+        add_config_arguments(k)
+        k.add_argument("-o", "--output", required=True, metavar="FILE.png|FILE.svg")
+        k.set_defaults(func=cmd_plot_run)
+    k = kinds.add_parser("scaling", help="L and E versus N per family, with and without "
+                         "Algorithm 2 (paper Figs. 5-7, 13-15)")
+    k.add_argument("--max-n", type=positive_int, default=48, help="largest N; default 48")
+    k.add_argument("--seeds", type=positive_int, default=8,
+                   help="random orders per N (mean and spread); default 8")
+    k.add_argument("--families", default=",".join(FAMILIES),
+                   help=f"comma-separated subset of {','.join(FAMILIES)}")
+    k.add_argument("-o", "--output", required=True, metavar="FILE.png|FILE.svg")
+    k.set_defaults(func=cmd_plot_scaling)
+
+    p = sub.add_parser("table8", help="our Table 8 (identity + Algorithm 2 + any) beside the paper's")
+    p.add_argument("--max-n", type=positive_int, default=2048, help="largest N (power of two)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.set_defaults(func=cmd_table8)
+
+    p = sub.add_parser("bench", help="time the model against its performance targets")
+    p.add_argument("--baseline", action="store_true",
+                   help="also time the literal per-step simulator on the Table 8 sweep "
+                   "(takes about 15 minutes)")
+    p.add_argument("--case", action="append", choices=sorted(_bench_cases()),
+                   help="run only this case (repeatable)")
+    p.set_defaults(func=cmd_bench)
+
+
+def _bench_cases():
+    from .bench import CASES
+
+    return CASES
+
+
+def _run_with_table(config: RunConfig, progress=None) -> RunResult:
+    """Simulate with the table, refusing tables too large to be useful."""
+    probe = simulate(config, progress=progress)
+    cells = config.n * probe.length
+    if cells > MAX_TABLE_CELLS:
+        raise ConfigError(f"the run-table would hold {cells:,} slots (N={config.n}, "
+                          f"L={probe.length}); pass --no-table for metrics only")
+    return simulate(config, table=True)
+
 
 def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     want_table = not args.no_table
     progress = None if args.quiet else stderr_progress(f"run {config.slug}")
-    result = simulate(config, table=False, progress=progress) if not want_table else None
     if want_table:
-        # Cheap dry run first only when the table could be huge: refuse early.
-        probe = simulate(config, table=False, progress=progress)
-        cells = config.n * probe.length
-        if cells > MAX_TABLE_CELLS:
-            raise ConfigError(f"the run-table would hold {cells:,} slots (N={config.n}, "
-                              f"L={probe.length}); pass --no-table for metrics only")
-        result = simulate(config, table=True)
+        result = _run_with_table(config, progress)
+    else:
+        result = simulate(config, progress=progress)
     if args.format == "json":
         text = json.dumps(result.to_json(table=want_table)) + "\n"
     else:
@@ -72,3 +119,99 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _check_figure_path(path: str) -> None:
+    if not path.lower().endswith((".png", ".svg")):
+        raise ConfigError(f"plot file must end in .png or .svg, got {path!r}")
+
+
+def cmd_plot_run(args: argparse.Namespace) -> int:
+    from .plots import runtable_figure, save_figure, utilization_figure
+
+    _check_figure_path(args.output)
+    config = config_from_args(args)
+    title = f"{config.header()}"
+    if args.kind == "utilization":
+        result = simulate(config, progress=stderr_progress(f"plot {config.slug}"))
+        fig = utilization_figure(result.utilization, title=f"{title}\n{result.summary()}",
+                                 n=config.n)
+    else:
+        result = _run_with_table(config)
+        fig = runtable_figure(result.table, title=f"{title}\n{result.summary()}")
+    save_figure(fig, args.output)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_plot_scaling(args: argparse.Namespace) -> int:
+    from .plots import save_figure, scaling_figure
+    from .sweeps import family_sweep
+
+    _check_figure_path(args.output)
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    bad = [f for f in families if f not in FAMILIES]
+    if bad or not families:
+        raise ConfigError(f"unknown family {bad[0]!r} in --families" if bad
+                          else "--families names no family")
+    if args.max_n < 2:
+        raise ConfigError(f"--max-n must be at least 2, got {args.max_n}")
+    points = family_sweep(range(2, args.max_n + 1), families, seeds=range(args.seeds),
+                          progress=lambda what: print(f"plot scaling: {what}", file=sys.stderr))
+    save_figure(scaling_figure(points, title=f"N = 2..{args.max_n}, random over "
+                                             f"{args.seeds} seeds"), args.output)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_table8(args: argparse.Namespace) -> int:
+    from .sweeps import TABLE8_N, table8
+
+    ns = [n for n in TABLE8_N if n <= args.max_n]
+    if not ns:
+        raise ConfigError(f"--max-n must be at least 2, got {args.max_n}")
+    rows = table8(ns, progress=lambda n: print(f"table8: N={n}", file=sys.stderr, flush=True))
+    if args.format == "json":
+        print(json.dumps([{"N": r.n, "L": r.length, "efficiency": r.efficiency,
+                           "paper_efficiency": r.paper_efficiency} for r in rows]))
+        return 0
+    md = args.format == "markdown"
+    head = ("| N | our L | our E (%) | paper E (%) |\n|---:|---:|---:|---:|" if md
+            else f"{'N':>5} {'our L':>6} {'our E %':>8} {'paper E %':>9}")
+    print(head)
+    for r in rows:
+        paper = "" if r.paper_efficiency is None else f"{100 * r.paper_efficiency:.2f}"
+        if md:
+            print(f"| {r.n} | {r.length} | {100 * r.efficiency:.2f} | {paper} |")
+        else:
+            print(f"{r.n:>5} {r.length:>6} {100 * r.efficiency:>8.2f} {paper:>9}")
+    below = [r.n for r in rows if r.below_two_thirds]
+    print(f"# E below 2/3 for N = {below}" if below else "# E stays at or above 2/3 for every N")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import CASES, measure
+
+    names = args.case or [c for c in CASES if c != "table8-baseline"]
+    if args.baseline and "table8-baseline" not in names:
+        names.append("table8-baseline")
+    results = {}
+    ok = True
+    for name in names:
+        what, limit_s, limit_mib, _ = CASES[name]
+        print(f"bench: {what} ...", file=sys.stderr, flush=True)
+        r = results[name] = measure(name)
+        verdict = ""
+        if limit_s is not None:
+            met = r.seconds <= limit_s and (limit_mib is None or r.peak_mib <= limit_mib)
+            ok &= met
+            target = f"<= {limit_s:g} s" + (f", <= {limit_mib:g} MiB" if limit_mib else "")
+            verdict = f"  target {target}: {'met' if met else 'MISSED'}"
+        print(f"{name:<16} {r.seconds:8.2f} s  peak {r.peak_mib:7.1f} MiB{verdict}")
+        print(f"{'':<16} {r.detail}")
+    if "table8" in results and "table8-baseline" in results:
+        fast, slow = results["table8"].seconds, results["table8-baseline"].seconds
+        print(f"Table 8 sweep: engine {fast:.1f} s vs literal per-step loop {slow:.1f} s "
+              f"= {slow / fast:.1f}x faster")
+    return 0 if ok else 1
