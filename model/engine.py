@@ -317,7 +317,7 @@ class _Engine:
     def run_substitute(self, progress: Progress | None) -> None:
         """Algorithm 2: senders resolved in id order, each taking its target
         or else the first later unserved entry that can take its word."""
-        n, m = self.n, self.m
+        n = self.n
         sess = self.sess
         channels = self.channels if self.channels is not None else n
         senders: set[int] = set()

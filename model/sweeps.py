@@ -9,18 +9,12 @@ import numpy as np
 
 from .config import RunConfig
 from .engine import simulate
+from .paper import PAPER_TABLE8, TABLE8_N
 
 __all__ = [
     "TABLE8_N", "PAPER_TABLE8", "Table8Row", "table8",
     "SweepPoint", "family_sweep",
 ]
-
-#: N of the paper's Table 8: 2, 4, ..., 2048 (powers of two).
-TABLE8_N = tuple(2 ** k for k in range(1, 12))
-
-#: The paper's Table 8 efficiencies (%), identity + Algorithm 2, paper's own simulator.
-PAPER_TABLE8 = dict(zip(TABLE8_N, (100.0, 85.71, 73.68, 71.43, 69.66, 68.11, 67.55, 67.11,
-                                   66.88, 66.75, 65.34)))
 
 
 @dataclass(frozen=True)

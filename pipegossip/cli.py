@@ -20,6 +20,10 @@ __all__ = ["main", "UsageError"]
 #: Modules providing sub-commands, in the order `--help` lists them.
 COMMAND_MODULES = [
     "pipegossip.model.cli",
+    "pipegossip.hw.cli",
+    "pipegossip.sim.cli",
+    "pipegossip.waveforms.cli",
+    "pipegossip.hw.fpga_cli",
 ]
 
 
@@ -33,7 +37,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pipegossip", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="pipegossip",
+                     description="Generator and verification kit for crossbar gossip fabrics "
+                     "(The Algorithm of Pipelined Gossiping).",
+                     epilog="Run 'pipegossip COMMAND --help' for a command's options.")
     parser.add_argument("--version", action="version", version=f"pipegossip {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True

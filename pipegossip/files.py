@@ -11,6 +11,12 @@ from pathlib import Path
 __all__ = ["atomic_write", "atomic_directory"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
     """Write ``data`` to a temporary file beside ``path``, then rename it.
 
@@ -24,6 +30,8 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
     try:
         with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as f:
             f.write(data)
+        # mkstemp makes the file private (0600); give it the usual permissions.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -40,6 +48,7 @@ def atomic_directory(path: str | os.PathLike):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_umask())
     try:
         yield tmp
     except BaseException:

@@ -1,4 +1,6 @@
-"""Shared pytest set-up: slow sweeps run only on request."""
+"""Shared pytest set-up: slow sweeps on request, waveforms on request."""
+
+import os
 
 import pytest
 
@@ -6,6 +8,15 @@ import pytest
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False,
                      help="also run tests marked slow (long sweeps)")
+    parser.addoption("--waves", nargs="?", const="vcd", default=None, choices=("vcd", "fst"),
+                     help="co-simulation tests dump waveforms into waveforms/dumps/ "
+                     "(same as PIPEGOSSIP_WAVES=1; fst needs liblz4-dev)")
+
+
+def pytest_configure(config):
+    waves = config.getoption("--waves")
+    if waves:
+        os.environ["PIPEGOSSIP_WAVES"] = waves
 
 
 def pytest_collection_modifyitems(config, items):

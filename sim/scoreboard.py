@@ -1,0 +1,404 @@
+"""Scoreboard: the hardware's samples held against the golden model.
+
+The judge is :func:`pipegossip.model.simulate` with ``table=True``; nothing
+here decides what a processor should do. For a normal run
+(:func:`check_run`) the scoreboard demands, cycle by cycle:
+
+* ``trace``: every processor's action code AND peer equal the model's run-table
+  in cycles 1..L, and idle (0, peer 0) afterwards;
+* ``used``: the ``used`` output equals the model's utilisation string;
+* ``busy``/``done``/``cycle``: busy in exactly cycles 1..L, ``done`` from cycle
+  L+1 on, ``cycle`` = t during the run and 0 otherwise (so L matches);
+* ``stall``: never high;
+* ``delivery``: exactly the model's transfers, each at its step, to its
+  receiver, with the right source id, session and tagged word; nothing after
+  ``done``; and, independently of the model, every word reaches every other
+  processor exactly once per session;
+* ``handshake``: each processor takes session 0's word with ``start`` and
+  session s+1's word in the cycle of its last action of session s (read off
+  the model's run-table);
+* ``idle``: before the start every output is at rest.
+
+:func:`check_watchdog` judges a run with the ``hold`` input set: the watchdog
+must rise, stay up, and no transfer or ``done`` may appear.
+
+A :class:`Verdict` lists every :class:`Mismatch` and renders a report whose
+first lines name the first differing cycle and processor, with the model's
+and the hardware's rows around it printed one above the other.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from ..model.config import RunConfig
+from ..model.engine import simulate
+from ..model.result import RunResult
+from ..model.runtable import IDLE, R, S, WR, WS, RunTable, token
+from .record import HwRun
+from .words import tagged_words
+
+__all__ = ["Mismatch", "Verdict", "check_run", "check_watchdog", "show", "model_result",
+           "session_ends"]
+
+#: Order in which mismatches of the same cycle are listed: the trace first.
+KINDS = ("trace", "used", "busy", "done", "cycle", "stall", "delivery", "handshake",
+         "idle", "timeout", "watchdog")
+
+
+def show(action: int, peer: int) -> str:
+    """A slot as text; waits show their peer (``WS:3``) since SPEC 10 pins it too."""
+    if action in (WS, WR):
+        return f"{token(action, peer)}:{peer}"
+    try:
+        return token(action, peer)
+    except ValueError:
+        return f"?{action}:{peer}"
+
+
+@lru_cache(maxsize=64)
+def model_result(config: RunConfig) -> RunResult:
+    """The model's run with its table (cached: tests judge one config many times)."""
+    return simulate(config, table=True)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One way the hardware differs from the model.
+
+    ``cycle`` is the clock cycle (= model step for 1..L, 0 = the start cycle,
+    negative = idle cycles before it); ``processor`` is None for fabric-wide
+    outputs.
+    """
+
+    kind: str
+    cycle: int | None
+    processor: int | None
+    expected: str
+    got: str
+    note: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.cycle if self.cycle is not None else 1 << 60, KINDS.index(self.kind),
+                -1 if self.processor is None else self.processor)
+
+    def __str__(self) -> str:
+        where = [] if self.cycle is None else [f"cycle {self.cycle}"]
+        if self.processor is not None:
+            where.append(f"processor p{self.processor}")
+        head = ", ".join(where) + ": " if where else ""
+        note = f" ({self.note})" if self.note else ""
+        return f"{head}{self.kind}: expected {self.expected}, got {self.got}{note}"
+
+    def to_json(self) -> dict:
+        return dict(kind=self.kind, cycle=self.cycle, processor=self.processor,
+                    expected=self.expected, got=self.got, note=self.note)
+
+
+@dataclass
+class Verdict:
+    """The outcome of checking one run.
+
+    Attributes
+    ----------
+    config : RunConfig
+        The configuration the model judged by.
+    run : HwRun
+        The hardware's samples.
+    model : RunResult or None
+        The model's run (None for a watchdog check).
+    mismatches : list of Mismatch
+        Sorted: first cycle first, the trace before other kinds.
+    """
+
+    config: RunConfig
+    run: HwRun
+    model: RunResult | None
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    @property
+    def match(self) -> bool:
+        return not self.mismatches
+
+    @property
+    def first_mismatch(self) -> Mismatch | None:
+        return self.mismatches[0] if self.mismatches else None
+
+    @property
+    def hw_length(self) -> int:
+        """The hardware's L: cycles with ``busy`` high."""
+        return self.run.busy_cycles
+
+    @property
+    def hw_table(self) -> RunTable:
+        """The hardware run-table (with the model's header comments)."""
+        table = self.run.table()
+        table.comments = [self.config.header(), "source=hardware (cocotb co-simulation)"]
+        return table
+
+    @property
+    def hw_utilization(self) -> np.ndarray:
+        return self.run.window("used", 1, self.hw_length).astype(np.int64)
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(m.kind for m in self.mismatches))
+
+    def report(self, context: int = 3, limit: int = 12) -> str:
+        """Text for a person: verdict, first mismatch with aligned rows, a few more."""
+        lines = []
+        model_l = self.model.length if self.model is not None else None
+        lines.append(f"{self.config.slug}: words seed {self.run.spec.word_seed}: "
+                     + ("MATCH" if self.match else "MISMATCH")
+                     + f" (hardware L={self.hw_length}"
+                     + (f", model L={model_l}" if model_l is not None else "") + ")")
+        if self.match:
+            return "\n".join(lines)
+        first = self.first_mismatch
+        lines.append(f"first mismatch: {first}")
+        lines.extend(self._window(first, context))
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts().items(),
+                                                          key=lambda kv: KINDS.index(kv[0])))
+        lines.append(f"{len(self.mismatches)} mismatches ({counts}); the first {limit}:")
+        lines.extend(f"  {m}" for m in self.mismatches[:limit])
+        return "\n".join(lines)
+
+    def _window(self, m: Mismatch, context: int) -> list[str]:
+        if m.cycle is None or self.model is None:
+            return []
+        last = max(self.model.length, int(self.run.cycles[-1]))
+        lo, hi = max(1, m.cycle - context), min(last, m.cycle + context)
+        if lo > hi:
+            return []
+        cycles = list(range(lo, hi + 1))
+        rows: list[tuple[str, list[str]]] = []
+        if m.processor is not None:
+            exp = [self._model_slot(m.processor, t) for t in cycles]
+            got = [self._hw_slot(m.processor, t) for t in cycles]
+            rows += [(f"model p{m.processor}", exp), (f"hw    p{m.processor}", got)]
+        else:
+            rows += [("model used", [str(self._model_used(t)) for t in cycles]),
+                     ("hw    used", [self._hw_scalar("used", t) for t in cycles])]
+        cells = [str(t) for t in cycles] + [c for _, r in rows for c in r]
+        width = max(len(c) for c in cells) + 3  # room for the [ ] marking the cycle
+        label = max(len(name) for name, _ in rows)
+
+        def fmt(name: str, values: list[str]) -> str:
+            out = []
+            for t, v in zip(cycles, values):
+                out.append((f"[{v}]" if t == m.cycle else v).rjust(width))
+            return "  " + name.ljust(label) + " " + "".join(out)
+
+        return [fmt("cycle", [str(t) for t in cycles])] + [fmt(name, r) for name, r in rows]
+
+    def _model_slot(self, p: int, t: int) -> str:
+        table = self.model.table
+        if 1 <= t <= table.length:
+            return show(int(table.actions[p, t - 1]), int(table.peers[p, t - 1]))
+        return show(IDLE, 0)
+
+    def _model_used(self, t: int) -> int:
+        u = self.model.utilization
+        return int(u[t - 1]) if 1 <= t <= len(u) else 0
+
+    def _hw_slot(self, p: int, t: int) -> str:
+        if not self._sampled(t):
+            return "."
+        return show(int(self.run.at("action", t)[p]), int(self.run.at("peer", t)[p]))
+
+    def _hw_scalar(self, name: str, t: int) -> str:
+        return str(int(self.run.at(name, t))) if self._sampled(t) else "."
+
+    def _sampled(self, t: int) -> bool:
+        return self.run.first_cycle <= t <= int(self.run.cycles[-1])
+
+    def to_json(self) -> dict:
+        first = self.first_mismatch
+        return dict(match=self.match, word_seed=self.run.spec.word_seed,
+                    L=None if self.model is None else self.model.length,
+                    cycles=self.hw_length, utilization=self.hw_utilization.tolist(),
+                    first_mismatch=None if first is None else first.to_json(),
+                    mismatch_counts=self.counts(),
+                    mismatches=[m.to_json() for m in self.mismatches[:100]])
+
+
+def session_ends(table: RunTable, sessions: int) -> np.ndarray:
+    """``ends[p, s]``: the step of processor p's last action of session s.
+
+    Each session is 2(N-1) used slots of a processor (SPEC sections 2 and 6),
+    so the end of session s is its 2(N-1)(s+1)-th used slot in the model's table.
+    """
+    n = table.n
+    per = 2 * (n - 1)
+    ends = np.zeros((n, sessions), dtype=np.int64)
+    for p in range(n):
+        steps = np.flatnonzero((table.actions[p] == S) | (table.actions[p] == R)) + 1
+        ends[p] = steps[per - 1::per][:sessions]
+    return ends
+
+
+def check_run(config: RunConfig, width: int, run: HwRun) -> Verdict:
+    """Hold one normal run (``hold`` = 0) against the model of ``config``."""
+    model = model_result(config)
+    table = model.table
+    n, length = config.n, model.length
+    out: list[Mismatch] = []
+    add = out.append
+    last = int(run.cycles[-1])
+
+    if run.ended != "done":
+        add(Mismatch("timeout", last, None, f"done after cycle {length}",
+                     f"no done within {run.spec.max_cycles} cycles"
+                     if run.ended == "timeout" else "stopped by the watchdog"))
+
+    # Trace, used, busy, done, cycle, stall: every sampled cycle from the start on.
+    for t in range(0, last + 1):
+        inside = 1 <= t <= length
+        act = run.at("action", t)
+        peer = run.at("peer", t)
+        if inside:
+            ea, ep = table.actions[:, t - 1], table.peers[:, t - 1]
+        else:
+            ea, ep = np.zeros(n, np.uint8), np.zeros(n, np.int32)
+        for p in np.flatnonzero((act != ea) | (peer != ep)):
+            add(Mismatch("trace", t, int(p), show(int(ea[p]), int(ep[p])),
+                         show(int(act[p]), int(peer[p])),
+                         "" if inside else ("after done" if t > length else "start cycle")))
+        expect = dict(used=int(model.utilization[t - 1]) if inside else 0, busy=int(inside),
+                      done=int(t > length), cycle=t if inside else 0, stall=0)
+        if t == 0:
+            del expect["done"]  # at the start cycle done still shows the previous run
+        for name, want in expect.items():
+            got = int(run.at(name, t))
+            if got != want:
+                add(Mismatch(name, t, None, str(want), str(got)))
+
+    _check_deliveries(config, width, run, model, out)
+    _check_handshakes(config, run, table, out)
+    _check_idle(run, out)
+    out.sort(key=Mismatch.sort_key)
+    return Verdict(config, run, model, out)
+
+
+def _check_deliveries(config: RunConfig, width: int, run: HwRun, model: RunResult,
+                      out: list[Mismatch]) -> None:
+    words = tagged_words(config.n, config.sessions, width, run.spec.word_seed)
+    last = int(run.cycles[-1])
+    expected = {}
+    for step, src, dst, sess in model.deliveries.rows():
+        expected[(step, dst)] = (src, sess, words[src][sess])
+    got = {}
+    valid = run.window("dvalid", 1, last)
+    for ti, p in zip(*np.nonzero(valid)):
+        t = int(ti) + 1
+        got[(t, int(p))] = (int(run.at("dsource", t)[p]), int(run.at("dsession", t)[p]),
+                            int(run.at("dword", t)[p]))
+
+    def fmt(d) -> str:
+        return f"word {d[2]:#x} from p{d[0]} session {d[1]}"
+
+    for key in sorted(set(expected) | set(got)):
+        t, p = key
+        e, g = expected.get(key), got.get(key)
+        if e == g:
+            continue
+        note = "after done" if t > model.length else ""
+        add = out.append
+        if g is None:
+            add(Mismatch("delivery", t, p, fmt(e), "no delivery"))
+        elif e is None:
+            add(Mismatch("delivery", t, p, "no delivery", fmt(g), note))
+        else:
+            add(Mismatch("delivery", t, p, fmt(e), fmt(g)))
+
+    # Gossip itself, whatever the schedule: each word to every other processor,
+    # once per session. Catches a duplicate the per-step comparison names only
+    # as "unexpected".
+    seen = Counter((g[0], p, g[1]) for (t, p), g in got.items())
+    for src in range(config.n):
+        for dst in range(config.n):
+            if src == dst:
+                continue
+            for sess in range(config.sessions):
+                c = seen.get((src, dst, sess), 0)
+                if c != 1:
+                    out.append(Mismatch("delivery", None, dst, "1 delivery",
+                                        f"{c} deliveries",
+                                        f"word of p{src}, session {sess}"))
+
+
+def _check_handshakes(config: RunConfig, run: HwRun, table: RunTable,
+                      out: list[Mismatch]) -> None:
+    ends = session_ends(table, config.sessions)
+    last = int(run.cycles[-1])
+    taken = run.window("ready", 0, last) & run.window("valid", 0, last)
+    for p in range(config.n):
+        want = [0] + [int(c) for c in ends[p, :config.sessions - 1]]
+        got = [int(c) for c in np.flatnonzero(taken[:, p])]
+        for s in range(max(len(want), len(got))):
+            w = want[s] if s < len(want) else None
+            g = got[s] if s < len(got) else None
+            if w == g:
+                continue
+            out.append(Mismatch(
+                "handshake", min(c for c in (w, g) if c is not None), p,
+                f"word {s} taken in cycle {w}" if w is not None else f"no word {s} taken",
+                f"taken in cycle {g}" if g is not None else "not taken",
+                "words stream, ready & valid"))
+            break
+
+
+def _check_idle(run: HwRun, out: list[Mismatch]) -> None:
+    for t in range(run.first_cycle, 0):
+        for name in ("busy", "stall", "cycle", "used"):
+            if int(run.at(name, t)) != 0:
+                out.append(Mismatch("idle", t, None, f"{name}=0",
+                                    f"{name}={int(run.at(name, t))}", "before start"))
+        for name in ("action", "peer", "dvalid"):
+            for p in np.flatnonzero(run.at(name, t)):
+                out.append(Mismatch("idle", t, int(p), f"{name}=0",
+                                    f"{name}={int(run.at(name, t)[p])}", "before start"))
+        want_done = 0 if run.extra.get("after_reset", True) else 1
+        if int(run.at("done", t)) != want_done:
+            out.append(Mismatch("idle", t, None, f"done={want_done}",
+                                f"done={int(run.at('done', t))}",
+                                "after reset" if want_done == 0 else "after the previous run"))
+
+
+def check_watchdog(config: RunConfig, run: HwRun) -> Verdict:
+    """Judge a run whose ``hold`` input kept processors from acting.
+
+    Expected: ``stall`` rises while ``busy``, stays high to the end of the
+    samples, ``done`` never rises; when every processor is held, no transfer
+    happens at all (``used`` 0, no delivery).
+    """
+    out: list[Mismatch] = []
+    last = int(run.cycles[-1])
+    stall = run.window("stall", 1, last)
+    rise = np.flatnonzero(stall)
+    if rise.size == 0:
+        out.append(Mismatch("watchdog", last, None, "stall high", "stall never rose",
+                            f"hold={run.spec.hold:#x}"))
+    else:
+        first = int(rise[0]) + 1
+        for t in range(first, last + 1):
+            if not run.at("stall", t):
+                out.append(Mismatch("watchdog", t, None, "stall stays high", "stall low"))
+                break
+        if not run.at("busy", first):
+            out.append(Mismatch("watchdog", first, None, "busy while stalled", "busy low"))
+    for t in np.flatnonzero(run.window("done", 1, last)):
+        out.append(Mismatch("watchdog", int(t) + 1, None, "done low", "done high"))
+        break
+    if run.spec.hold == (1 << config.n) - 1:
+        for t in range(1, last + 1):
+            if run.at("used", t) or run.at("dvalid", t).any():
+                out.append(Mismatch("watchdog", t, None, "no transfer (all held)",
+                                    f"used={int(run.at('used', t))}"))
+                break
+    _check_idle(run, out)
+    out.sort(key=Mismatch.sort_key)
+    return Verdict(config, run, None, out)

@@ -1,0 +1,38 @@
+"""The Yosys cost report."""
+
+from __future__ import annotations
+
+from pipegossip.model import RunConfig
+from pipegossip.hw.bits import counter_width
+from pipegossip.hw.cost import Cost, FeatureCase, feature_cases, render_markdown, synthesise
+
+
+def test_synthesis_counts_the_expected_flip_flops():
+    n, width = 4, 8
+    cost = synthesise(RunConfig.family(n, "pipelined"), width)
+    # One flip-flop per couple, `live` and `acted` flags and a word register
+    # per processor, the step counter, `running`, `was_busy` and `stall`:
+    # nothing else is state.
+    assert cost.flops == n * 2 * (n - 1) + 2 * n + n * width + counter_width(n, 1) + 3
+    assert cost.gates > cost.luts > 0
+    assert 1 <= cost.depth < 20
+
+
+def test_feature_rows_start_with_the_base_fabric():
+    rows = feature_cases(16)
+    assert rows[0].options == {}
+    assert {"receive": "any"} in [r.options for r in rows]
+    assert any(r.options.get("channels") == 4 for r in rows)
+    assert any(r.options.get("channels") == 2 for r in feature_cases(8))
+    # N=4: N/4 is 1, already a row of its own.
+    assert [r.options.get("channels") for r in feature_cases(4)].count(1) == 2
+
+
+def test_markdown_shows_the_difference_to_the_base():
+    base = Cost("b", gates=100, flops=10, luts=50, depth=5)
+    any_ = Cost("a", gates=130, flops=10, luts=70, depth=7)
+    text = render_markdown([(4, 8, base)], [(8, FeatureCase("base (ordered)", {}), base),
+                                            (8, FeatureCase("receive=any", {"receive": "any"}),
+                                             any_)])
+    assert "| 4 | 8 | 100 | 10 | 50 | 5 |" in text
+    assert "| 8 | receive=any | 130 | 10 | 70 | 7 | +20 | +2 |" in text

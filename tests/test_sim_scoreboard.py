@@ -1,0 +1,243 @@
+"""The scoreboard, words and throughput analysis, without a simulator.
+
+The "hardware" here is a record built from the model's own run, exactly as
+the testbench would have sampled a correct fabric; each test then breaks one
+thing and checks that the scoreboard names it, with cycle and processor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipegossip.model import R, RunConfig, S, WS, simulate
+from pipegossip.sim.record import HwRun, LANE_FIELDS, RunSpec, SCALAR_FIELDS
+from pipegossip.sim.scoreboard import check_run, check_watchdog, session_ends, show
+from pipegossip.sim.throughput import throughput
+from pipegossip.sim.words import tagged_words
+
+IDLE_CYCLES, TAIL = 2, 4
+
+
+def recorded(config: RunConfig, width: int = 8, seed: int = 0) -> HwRun:
+    """What a correct fabric shows for ``config``: the model's run as samples."""
+    model = simulate(config, table=True)
+    n, length, k = config.n, model.length, config.sessions
+    words = tagged_words(n, k, width, seed)
+    first, last = -IDLE_CYCLES, length + TAIL
+    count = last - first + 1
+    sm = {f: np.zeros(count, dtype=np.int64) for f in SCALAR_FIELDS}
+    sm.update({f: np.zeros((count, n), dtype=np.int64) for f in LANE_FIELDS})
+    sm["dword"] = sm["dword"].astype(object)
+    sm["payload"] = sm["payload"].astype(object)
+
+    def row(t):
+        return t - first
+
+    sm["start"][row(0)] = 1
+    for t in range(1, length + 1):
+        sm["busy"][row(t)] = 1
+        sm["cycle"][row(t)] = t
+        sm["used"][row(t)] = model.utilization[t - 1]
+        sm["action"][row(t)] = model.table.actions[:, t - 1]
+        sm["peer"][row(t)] = model.table.peers[:, t - 1]
+    for t in range(length + 1, last + 1):
+        sm["done"][row(t)] = 1
+    for step, src, dst, sess in model.deliveries.rows():
+        sm["dvalid"][row(step), dst] = 1
+        sm["dsource"][row(step), dst] = src
+        sm["dsession"][row(step), dst] = sess
+        sm["dword"][row(step), dst] = words[src][sess]
+    ends = session_ends(model.table, k)
+    for p in range(n):
+        takes = [0] + [int(c) for c in ends[p, :k - 1]]
+        for s, t in enumerate(takes):
+            sm["ready"][row(t), p] = 1
+            upto = takes[s + 1] if s + 1 < len(takes) else t
+            sm["valid"][row(t):row(upto) + 1, p] = 1
+            sm["payload"][row(t):row(upto) + 1, p] = words[p][s]
+    return HwRun(spec=RunSpec(word_seed=seed, idle=IDLE_CYCLES, tail=TAIL), n=n,
+                 first_cycle=first, samples=sm, ended="done", extra=dict(after_reset=True))
+
+
+CONFIGS = [
+    RunConfig.family(5, "pipelined"),
+    RunConfig.family(6, "random", seed=4, receive="any", substitute=True, sessions=2,
+                     channels=2),
+    RunConfig.family(5, "pipelined", sessions=3),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug)
+def test_a_correct_record_matches(config):
+    verdict = check_run(config, 8, recorded(config))
+    assert verdict.match, verdict.report()
+    assert verdict.hw_length == simulate(config).length
+    assert verdict.hw_table == simulate(config, table=True).table
+    assert "MATCH" in verdict.report()
+
+
+def test_a_wrong_peer_is_named_with_cycle_processor_and_aligned_rows():
+    config = CONFIGS[0]
+    run = recorded(config)
+    # Processor 3 waits for the wrong target at cycle 4: same SPEC 11 token
+    # (WS), different peer, so only a code+peer comparison sees it.
+    t, p = 4, 3
+    i = t - run.first_cycle
+    run.samples["action"][i, p] = WS
+    run.samples["peer"][i, p] = 1
+    verdict = check_run(config, 8, run)
+    assert not verdict.match
+    first = verdict.first_mismatch
+    assert (first.kind, first.cycle, first.processor) == ("trace", t, p)
+    model = simulate(config, table=True).table
+    assert first.expected == show(int(model.actions[p, t - 1]), int(model.peers[p, t - 1]))
+    assert first.got == "WS:1"
+    text = verdict.report()
+    lines = text.splitlines()
+    assert f"cycle {t}, processor p{p}" in lines[1]
+    model_row = next(x for x in lines if x.strip().startswith(f"model p{p}"))
+    hw_row = next(x for x in lines if x.strip().startswith(f"hw    p{p}"))
+    assert f"[{first.expected}]" in model_row and "[WS:1]" in hw_row
+    # aligned: the marked cells end in the same column
+    assert model_row.index("]") == hw_row.index("]")
+
+
+def test_a_misrouted_word_is_caught_by_value():
+    config = CONFIGS[0]
+    run = recorded(config)
+    step, src, dst, sess = simulate(config).deliveries.rows()[5]
+    i = step - run.first_cycle
+    run.samples["dword"][i, dst] ^= 1
+    verdict = check_run(config, 8, run)
+    kinds = {(m.kind, m.cycle, m.processor) for m in verdict.mismatches}
+    assert kinds == {("delivery", step, dst)}
+
+
+def test_a_wrong_source_id_and_a_duplicate_are_caught():
+    config = CONFIGS[0]
+    run = recorded(config)
+    step, src, dst, sess = simulate(config).deliveries.rows()[0]
+    other = next(q for q in range(config.n) if q not in (src, dst))
+    run.samples["dsource"][step - run.first_cycle, dst] = other
+    verdict = check_run(config, 8, run)
+    assert verdict.first_mismatch.kind == "delivery"
+    assert verdict.first_mismatch.cycle == step
+    # the exactly-once check sees one word missing and another twice
+    once = [m for m in verdict.mismatches if m.cycle is None]
+    assert {m.got for m in once} == {"0 deliveries", "2 deliveries"}
+
+
+def test_a_delivery_after_done_is_caught():
+    config = CONFIGS[0]
+    run = recorded(config)
+    length = simulate(config).length
+    run.samples["dvalid"][length + 2 - run.first_cycle, 0] = 1
+    verdict = check_run(config, 8, run)
+    m = verdict.first_mismatch
+    assert (m.kind, m.cycle, m.processor, m.note) == ("delivery", length + 2, 0, "after done")
+
+
+def test_late_done_and_a_longer_run_are_caught():
+    config = CONFIGS[0]
+    run = recorded(config)
+    length = simulate(config).length
+    i = length + 1 - run.first_cycle
+    run.samples["done"][i] = 0
+    run.samples["busy"][i] = 1
+    verdict = check_run(config, 8, run)
+    assert {m.kind for m in verdict.mismatches} == {"busy", "done"}
+    assert verdict.first_mismatch.cycle == length + 1
+    assert verdict.hw_length == length + 1
+
+
+def test_stall_and_used_are_checked():
+    config = CONFIGS[0]
+    run = recorded(config)
+    run.samples["stall"][3 - run.first_cycle] = 1
+    run.samples["used"][5 - run.first_cycle] += 2
+    verdict = check_run(config, 8, run)
+    assert [(m.kind, m.cycle) for m in verdict.mismatches] == [("stall", 3), ("used", 5)]
+
+
+def test_a_word_taken_at_the_wrong_time_is_caught():
+    config = CONFIGS[2]
+    run = recorded(config)
+    p = 1
+    col = run.samples["ready"][:, p]
+    taken = np.flatnonzero(col & run.samples["valid"][:, p])
+    col[taken[1]] = 0
+    col[taken[1] + 1] = 1
+    run.samples["valid"][taken[1] + 1, p] = 1
+    verdict = check_run(config, 8, run)
+    m = verdict.first_mismatch
+    assert (m.kind, m.processor, m.cycle) == ("handshake", p, taken[1] + run.first_cycle)
+
+
+def test_idle_outputs_before_start_are_checked():
+    config = CONFIGS[0]
+    run = recorded(config)
+    run.samples["action"][0, 2] = 1
+    verdict = check_run(config, 8, run)
+    m = verdict.first_mismatch
+    assert (m.kind, m.cycle, m.processor) == ("idle", -2, 2)
+
+
+def test_a_timeout_is_reported():
+    config = CONFIGS[0]
+    run = recorded(config)
+    run.ended = "timeout"
+    verdict = check_run(config, 8, run)
+    assert [m.kind for m in verdict.mismatches] == ["timeout"]
+
+
+def test_watchdog_verdicts():
+    config = CONFIGS[0]
+    run = recorded(config)
+    run.spec.hold = (1 << config.n) - 1
+    verdict = check_watchdog(config, run)
+    kinds = [m.got for m in verdict.mismatches]
+    assert "stall never rose" in kinds and "done high" in kinds
+    run.samples["stall"][3 - run.first_cycle:] = 1
+    run.samples["done"][:] = 0
+    run.samples["busy"][3 - run.first_cycle:] = 1
+    run.samples["used"][:] = 0
+    run.samples["dvalid"][:] = 0
+    verdict = check_watchdog(config, run)
+    assert verdict.match, verdict.report()
+
+
+def test_words_are_tagged_distinct_and_reproducible():
+    w = tagged_words(16, 4, 8, seed=3)
+    flat = [x for row in w for x in row]
+    assert len(flat) == 64 and len(set(flat)) == 64
+    assert all(0 <= x < 256 for x in flat)
+    assert tagged_words(16, 4, 8, seed=3) == w
+    assert tagged_words(16, 4, 8, seed=4) != w
+    narrow = tagged_words(5, 2, 1, seed=0)
+    assert all(x in (0, 1) for row in narrow for x in row)
+    wide = tagged_words(3, 1, 100, seed=0)
+    assert any(x >= 1 << 64 for row in wide for x in row)
+    with pytest.raises(ValueError):
+        tagged_words(3, 1, 0, seed=0)
+
+
+@pytest.mark.parametrize("n", [5, 8])
+def test_throughput_of_a_streaming_record(n):
+    config = RunConfig.family(n, "pipelined", sessions=3)
+    tp = throughput(recorded(config), n, 3)
+    assert tp.gaps and set(tp.gaps) == {2}
+    assert tp.steady_mu == n - 1
+    assert tp.length == simulate(config).length
+
+
+def test_throughput_reports_a_broadcast_that_never_completes():
+    config = RunConfig.family(5, "pipelined", sessions=2)
+    run = recorded(config)
+    run.samples["dvalid"][run.samples["dsource"] == 3] = 0
+    with pytest.raises(ValueError, match="p3"):
+        throughput(run, 5, 2)
+
+
+def test_show_names_waits_with_their_peer():
+    assert show(S, 3) == "S3" and show(R, 0) == "R0" and show(WS, 2) == "WS:2"

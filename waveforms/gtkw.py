@@ -1,0 +1,180 @@
+"""GTKWave save files that make a fabric dump read like its run-table.
+
+:func:`write_gtkw` writes, beside a dump, a ``.gtkw`` save file and two
+GTKWave translate filter files (lines ``<value> <name>``):
+
+* ``<stem>.action.txt`` names the action codes of SPEC section 10
+  (``0 -``, ``1 WR``, ``2 R``, ``3 WS``, ``4 S``) on ``action__{i}``;
+* ``<stem>.slot.txt`` names every value of the concatenation
+  ``{action__{i}, peer__{i}}`` with its run-table token (``S3``, ``R0``,
+  ``WS``, ``WR``, ``-``), so the first trace of each processor's group shows
+  exactly the row of the run-table, cycle by cycle.
+
+The save file shows the control ports (``clk``, ``rst``, ``start``, ``busy``,
+``done``, ``stall``, ``cycle``, ``used``), then one group per processor with
+its slot, action, peer, delivery and word-handshake signals, using the names
+the dump itself declares (Verilator and Amaranth spell scopes differently).
+Open it with ``gtkwave <stem>.gtkw``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+from ..files import atomic_write
+from ..model.runtable import ACTION_NAMES, IDLE, R, S, WR, WS, token
+from .dump import Var, open_dump
+from .portdump import gtkwave_can_parse, write_port_dump
+from ..model.errors import FormatError
+from .readback import find_fabric, read_dump
+
+__all__ = ["write_gtkw", "action_filter", "slot_filter"]
+
+
+def action_filter() -> str:
+    """Translate filter text for ``action__{i}`` shown in decimal."""
+    return "".join(f"{code} {ACTION_NAMES[code]}\n" for code in (IDLE, WR, R, WS, S))
+
+
+def slot_filter(n: int, peer_bits: int) -> str:
+    """Translate filter text for ``{action, peer}`` shown in decimal.
+
+    Every value the concatenation can take gets a token; a peer that names
+    no processor (>= n) is shown with ``?`` so a bad peer stands out.
+    """
+    lines = []
+    for code in (IDLE, WR, R, WS, S):
+        for peer in range(1 << peer_bits):
+            name = token(code, peer) if code not in (R, S) or peer < n else f"{token(code, 0)[0]}?{peer}"
+            lines.append(f"{(code << peer_bits) | peer} {name}\n")
+    return "".join(lines)
+
+
+def _name(var: Var) -> str:
+    """The name GTKWave gives a variable: its path, plus ``[msb:0]`` for vectors."""
+    path = f"{var.scope}.{var.raw}" if var.scope else var.raw
+    if var.size > 1 and not var.raw.endswith("]"):
+        path += f"[{var.size - 1}:0]"
+    return path
+
+
+def _bits(var: Var) -> list[str]:
+    """The bits of a variable, MSB first, as GTKWave names them in a concatenation."""
+    if var.size == 1:
+        return [_name(var)]
+    return [f"({k}){_name(var)}" for k in range(var.size)]
+
+
+def _run_view(dump_path: Path, top: str | None) -> tuple[int, float, int] | None:
+    """Start time, GTKWave zoom and marker that frame run 1, if the dump has one.
+
+    GTKWave draws ``2**-zoom`` time units per frame of 200 pixels (its
+    ``calczoom``); the run plus two cycles on either side should fill about
+    1200 pixels of the wave pane.
+    """
+    try:
+        rb = read_dump(dump_path, top=top)
+    except FormatError:
+        return None
+    if rb.clock_period is None or rb.start_time < 0:
+        return None
+    dump = open_dump(dump_path)
+    period = rb.clock_period / dump.timescale
+    start = max(0, int(rb.start_time - 2 * period))
+    span = (rb.length + 4) * period
+    return start, -math.log2(max(span / 1200.0 * 200.0, 1.0)), int(rb.start_time)
+
+
+def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
+    """Write ``<dump>.gtkw`` and its translate filter files beside the dump.
+
+    Parameters
+    ----------
+    dump_path : str or Path
+        An existing ``.vcd`` or ``.fst`` dump of a fabric.
+    n : int
+        The number of processors the caller expects in the dump.
+    top : str, optional
+        The fabric's scope, when the dump holds several (as for ``waves``).
+
+    Returns
+    -------
+    Path
+        The save file. When GTKWave could not parse the dump itself (a
+        Verilator VCD, see :mod:`.portdump`), the save file opens
+        ``<stem>.ports.vcd``, a ports-only copy written beside it.
+
+    Raises
+    ------
+    FormatError
+        The dump is unreadable or has no fabric ports.
+    ValueError
+        The dump's fabric has a different N.
+    """
+    from vcd.gtkw import GTKWSave
+
+    dump_path = Path(dump_path).resolve()
+    dump = open_dump(dump_path)
+    ports = find_fabric(dump, top)
+    if ports.n != n:
+        raise ValueError(f"{dump_path} holds a fabric with N={ports.n}, not N={n}")
+    stem = dump_path.with_suffix("")
+    if not gtkwave_can_parse(dump):
+        # GTKWave would refuse the whole file: show it a ports-only copy.
+        dump_path = write_port_dump(dump_path, Path(f"{stem}.ports.vcd"), top)
+        dump = open_dump(dump_path)
+        ports = find_fabric(dump)
+        top = ports.scope
+    v = ports.vars
+    action_path = Path(f"{stem}.action.txt")
+    slot_path = Path(f"{stem}.slot.txt")
+    save_path = Path(f"{stem}.gtkw")
+    peer_bits = v["peer__0"].size
+    atomic_write(action_path, action_filter())
+    atomic_write(slot_path, slot_filter(n, peer_bits))
+
+    buf = io.StringIO()
+    g = GTKWSave(buf)
+    g.comment(f"pipegossip: fabric with N={n} in scope {ports.scope}",
+              f"first trace of each group pN = that processor's run-table row "
+              f"(filters {action_path.name}, {slot_path.name})")
+    g.dumpfile(str(dump_path))
+    g.savefile(str(save_path))
+    g.size(1600, 900)
+    view = _run_view(dump_path, top)
+    if view is not None:
+        start, zoom, marker = view
+        g.timestart(start)
+        g.zoom_markers(zoom, marker)
+    parts = ports.scope.split(".")
+    for k in range(1, len(parts) + 1):
+        g.treeopen(".".join(parts[:k]))
+    g.signals_width(260)
+    g.sst_expanded(True)
+    for port in ("clk", "rst", "start", "busy", "done", "stall"):
+        if port in v:
+            g.trace(_name(v[port]), alias=port, datafmt="bin")
+    for port in ("cycle", "used"):
+        if port in v:
+            g.trace(_name(v[port]), alias=port, datafmt="dec")
+    for i in range(n):
+        with g.group(f"p{i}"):
+            act, peer = v[f"action__{i}"], v[f"peer__{i}"]
+            g.trace("#{" + f"p{i}" + "} " + " ".join(_bits(act) + _bits(peer)),
+                    datafmt="dec", translate_filter_file=str(slot_path))
+            g.trace(_name(act), alias=f"action_{i}", datafmt="dec",
+                    translate_filter_file=str(action_path))
+            g.trace(_name(peer), alias=f"peer_{i}", datafmt="dec")
+            # GTKWave shows an alias only after its last dot, hence the underscores.
+            for prefix, fields in (("delivery", (("valid", "bin"), ("source", "dec"),
+                                                 ("session", "dec"), ("word", "hex"))),
+                                   ("words", (("payload", "hex"), ("valid", "bin"),
+                                              ("ready", "bin")))):
+                for f, fmt in fields:
+                    if f"{prefix}__{i}__{f}" in v:
+                        g.trace(_name(v[f"{prefix}__{i}__{f}"]), alias=f"{prefix}_{i}_{f}",
+                                datafmt=fmt)
+    atomic_write(save_path, buf.getvalue())
+    return save_path
