@@ -80,6 +80,7 @@ MAX_HWSIM_SLOTS = 200_000
 
 def cmd_hwsim(args: argparse.Namespace) -> int:
     from ..model.engine import simulate
+    from ..waveforms.diff import diff_tables, format_diff
     from .testbench import run_fabric, tag_word
 
     config = config_from_args(args)
@@ -105,15 +106,11 @@ def cmd_hwsim(args: argparse.Namespace) -> int:
     else:
         rtl = run_fabric(config, args.width)
     problems = []
-    if rtl.length != ref.length:
-        problems.append(f"ran {rtl.length} cycles, the model {ref.length} steps")
-    elif not (rtl.table == ref.table and (rtl.table.actions == ref.table.actions).all()
-              and (rtl.table.peers == ref.table.peers).all()):
-        steps = [t + 1 for t in range(ref.length)
-                 if (rtl.table.actions[:, t] != ref.table.actions[:, t]).any()
-                 or (rtl.table.peers[:, t] != ref.table.peers[:, t]).any()
-                 or rtl.table.used[t] != ref.table.used[t]]
-        problems.append(f"trace differs from the model in steps {steps[:10]}")
+    # Codes and peers (WS targets, WR awaited senders) alike, and `used`.
+    trace = diff_tables(ref.table, rtl.table, limit=12, exact=True)
+    if not trace.equal:
+        problems.append(f"the trace differs from the model in {trace.total} slot(s)"
+                        + (f" from step {trace.first_step}" if trace.first_step else ""))
     got = sorted((d.step, d.src, d.dst, d.session) for d in rtl.deliveries)
     if got != sorted(ref.deliveries.rows()):
         problems.append("deliveries differ from the model's transfers")
@@ -125,6 +122,8 @@ def cmd_hwsim(args: argparse.Namespace) -> int:
         problems.append("the watchdog rose")
     if not args.quiet:
         sys.stdout.write(rtl.table.render())
+    if not trace.equal:
+        sys.stdout.write(format_diff(trace, "model", "hardware (Amaranth simulator)"))
     verdict = "matches the model" if not problems else "DIFFERS: " + "; ".join(problems)
     print(f"# rtl {config.slug} width={args.width}: {rtl.length} cycles, "
           f"{len(rtl.deliveries)} deliveries; {verdict}")
