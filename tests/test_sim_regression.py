@@ -29,6 +29,9 @@ def run_case(config: RunConfig, width: int = 8, word_seeds=WORD_SEEDS):
                         waves=waves_requested())
     for verdict in result.verdicts:
         assert verdict.match, "\n" + verdict.report()
+    # With --waves (or PIPEGOSSIP_WAVES=1) a paper table's dump is read back
+    # and must equal its reference run-table in waveforms/reference/.
+    assert result.reference_match is not False, f"dump differs from {result.reference}"
     assert [v.run.spec.word_seed for v in result.verdicts] == list(word_seeds)
     return result
 
