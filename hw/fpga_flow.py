@@ -797,7 +797,6 @@ def run_sweep(points: Sequence[SweepPoint], out_dir: str | os.PathLike, pnr_seed
     beside the point (``<name>.failed.json``) and, with ``resume``, kept
     like results (a timeout only if the new ``timeout`` is not longer).
     """
-    from .fabric import Fabric  # noqa: F401  (fail early if the fabric is missing)
 
     out_dir = Path(out_dir)
     (out_dir / "points").mkdir(parents=True, exist_ok=True)

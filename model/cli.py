@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="time the model against its performance targets")
     p.add_argument("--baseline", action="store_true",
                    help="also time the literal per-step simulator on the Table 8 sweep "
-                   "(takes about 15 minutes)")
+                   "(about 15 minutes on an idle 2-core machine, longer under load)")
     p.add_argument("--case", action="append", choices=sorted(_bench_cases()),
                    help="run only this case (repeatable)")
     p.set_defaults(func=cmd_bench)
