@@ -9,7 +9,7 @@ import tempfile
 
 from ..cli import UsageError
 from ..files import atomic_write
-from ..options import add_config_arguments, config_from_args, positive_int
+from ..options import add_config_arguments, config_from_args, int_list, positive_int, progress_printer
 
 __all__ = ["register"]
 
@@ -43,11 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Synthesise fabrics with Yosys (generic gates, then "
                        "4-input LUTs) and print cell counts and logic depth: growth with N, "
                        "and what each feature costs over the base fabric.")
-    c.add_argument("--sizes", default="4,8,16,32", metavar="LIST",
+    c.add_argument("--sizes", type=int_list(2), default=[4, 8, 16, 32], metavar="LIST",
                    help="N values of the growth table; default 4,8,16,32")
-    c.add_argument("--widths", default="8,32", metavar="LIST",
+    c.add_argument("--widths", type=int_list(1), default=[8, 32], metavar="LIST",
                    help="word widths of the growth table; default 8,32")
-    c.add_argument("--feature-sizes", default="8,16", metavar="LIST",
+    c.add_argument("--feature-sizes", type=int_list(4), default=[8, 16], metavar="LIST",
                    help="N values of the feature table; default 8,16")
     c.add_argument("--jobs", type=positive_int, default=2, metavar="J",
                    help="synthesis runs in parallel; default 2")
@@ -130,34 +130,15 @@ def cmd_hwsim(args: argparse.Namespace) -> int:
     return 0 if not problems else 1
 
 
-def _int_list(option: str, text: str, minimum: int) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise UsageError(f"{option} must be a comma-separated list of integers, "
-                         f"got {text!r}") from None
-    if not values:
-        raise UsageError(f"{option} must name at least one value, got {text!r}")
-    for v in values:
-        if v < minimum:
-            raise UsageError(f"{option} values must be at least {minimum}, got {v}")
-    return values
-
-
 def cmd_cost(args: argparse.Namespace) -> int:
     from .cost import feature_table, growth_table, render_markdown
 
-    sizes = _int_list("--sizes", args.sizes, 2)
-    widths = _int_list("--widths", args.widths, 1)
-    feature_sizes = _int_list("--feature-sizes", args.feature_sizes, 4)
-    growth = growth_table(sizes, widths, jobs=args.jobs, progress=_progress)
-    features = feature_table(feature_sizes, jobs=args.jobs, progress=_progress)
+    say = progress_printer("cost")
+    growth = growth_table(args.sizes, args.widths, jobs=args.jobs, progress=say)
+    features = feature_table(args.feature_sizes, jobs=args.jobs, progress=say)
     text = render_markdown(growth, features)
     sys.stdout.write(text)
     if args.output:
         atomic_write(args.output, text)
     return 0
 
-
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)

@@ -136,7 +136,7 @@ def _run_all(jobs: list[tuple[RunConfig, int]], workers: int,
         config, width = job
         cost = synthesise(config, width)
         if progress is not None:
-            progress(f"cost: {cost.label}: {cost.luts} LUT4, depth {cost.depth}")
+            progress(f"{cost.label}: {cost.luts} LUT4, depth {cost.depth}")
         return cost
 
     # Threads suffice: each job's work happens in its own Yosys process.

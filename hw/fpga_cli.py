@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..cli import UsageError
 from ..files import atomic_write
-from ..options import add_config_arguments, config_from_args, positive_int
+from ..options import add_config_arguments, config_from_args, int_list, positive_int, progress_printer
 from .fpga_flow import (BOARDS, DEVICES, FEATURES, FlowError, check_output_dir, plot_sweep,
                         prepare, render_text, run_flow, run_sweep, sweep_csv, sweep_markdown,
                         sweep_points)
@@ -42,17 +42,6 @@ def _minutes(text: str) -> float:
     return value
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") \
-            from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
-
-
 def _choice_list(choices):
     def parse(text: str) -> list[str]:
         values = [x.strip() for x in text.split(",") if x.strip()]
@@ -62,12 +51,6 @@ def _choice_list(choices):
                 f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
         return values
     return parse
-
-
-def _progress(prefix: str, quiet: bool):
-    if quiet:
-        return lambda message: None
-    return lambda message: print(f"{prefix}: {message}", file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -128,9 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--devices", type=_choice_list(list(DEVICES)),
                    default=["ice40-up5k", "ecp5-25k"],
                    help="comma-separated devices; default ice40-up5k,ecp5-25k")
-    s.add_argument("--n", dest="ns", type=_int_list, default=None, metavar="N,N,...",
+    s.add_argument("--n", dest="ns", type=int_list(), default=None, metavar="N,N,...",
                    help="processor counts; default 4,8,16 (ECP5 also 32)")
-    s.add_argument("--widths", type=_int_list, default=[8, 32], metavar="W,W,...",
+    s.add_argument("--widths", type=int_list(), default=[8, 32], metavar="W,W,...",
                    help="word widths; default 8,32")
     s.add_argument("--features", type=_choice_list(list(FEATURES)), default=list(FEATURES),
                    help=f"feature variants; default {','.join(FEATURES)}")
@@ -155,7 +138,7 @@ def cmd_fpga(args: argparse.Namespace) -> int:
         raise UsageError(f"fpga: {e}") from None
     try:
         with _terminate_cleanly():
-            report = run_flow(job, args.output, _progress("pipegossip fpga", args.quiet),
+            report = run_flow(job, args.output, progress_printer("pipegossip fpga", args.quiet),
                               timeout=args.timeout * 60 or None)
     except FlowError as e:
         print(f"pipegossip fpga: error: {e}", file=sys.stderr)
@@ -182,7 +165,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise UsageError(f"fpga-sweep: output {str(out)!r} exists and is not a folder")
-    progress = _progress("pipegossip fpga-sweep", args.quiet)
+    progress = progress_printer("pipegossip fpga-sweep", args.quiet)
     progress(f"{len(points)} builds into {out}")
 
     def save(rows):

@@ -9,12 +9,38 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Callable
 
 from .model.config import RECEIVE_DISCIPLINES, RunConfig
 from .model.errors import ConfigError
 from .model.orders import FAMILIES, load_orders
 
-__all__ = ["add_config_arguments", "config_from_args", "positive_int"]
+__all__ = ["add_config_arguments", "config_from_args", "int_list", "positive_int", "progress_printer"]
+
+
+def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
+    """argparse type: a comma-separated list of integers, each >= ``minimum``."""
+    def parse(text: str) -> list[int]:
+        try:
+            values = [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated integers, got {text!r}") from None
+        if not values:
+            raise argparse.ArgumentTypeError(f"expected at least one value, got {text!r}")
+        if min(values) < minimum:
+            raise argparse.ArgumentTypeError(
+                f"values must be at least {minimum}, got {min(values)}")
+        return values
+    return parse
+
+
+def progress_printer(prefix: str, quiet: bool = False) -> Callable[[str], None]:
+    """A progress callback: one ``prefix: message`` line on stderr, or nothing."""
+    if quiet:
+        return lambda message: None
+    return lambda message: print(f"{prefix}: {message}", file=sys.stderr, flush=True)
 
 
 def positive_int(text: str) -> int:

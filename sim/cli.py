@@ -19,7 +19,7 @@ from ..files import atomic_directory, atomic_write
 from ..model.closed_forms import pipelined_length
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
-from ..options import add_config_arguments, config_from_args, positive_int
+from ..options import add_config_arguments, config_from_args, positive_int, progress_printer
 from .runner import (SIMULATORS, WAVE_FORMATS, CosimError, CosimResult, Recipe, cosimulate,
                      waves_requested)
 from .scoreboard import model_result
@@ -30,12 +30,6 @@ __all__ = ["register", "cosim_json"]
 
 #: Exit status when the simulation could not be run at all.
 EXIT_TOOLCHAIN = 3
-
-
-def _progress(quiet: bool):
-    if quiet:
-        return None
-    return lambda msg: print(f"cosim: {msg}", file=sys.stderr, flush=True)
 
 
 def _add_sim_arguments(p: argparse.ArgumentParser) -> None:
@@ -175,7 +169,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     try:
         result = cosimulate(config, args.width, simulator=args.simulator, waves=waves,
                             word_seeds=seeds, spurious_start=len(seeds) > 1,
-                            progress=_progress(args.quiet))
+                            progress=progress_printer("cosim", args.quiet))
     except (CosimError, ToolchainError) as e:
         return _fail("cosim", e)
     if args.format == "json":
@@ -193,7 +187,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output {str(out)!r} exists and is not a folder")
-    say = _progress(args.quiet)
+    say = progress_printer("cosim", args.quiet)
     slug = f"{config.slug}-w{args.width}"
     try:
         with atomic_directory(out) as tmp:
@@ -231,7 +225,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     if args.sessions < 2:
         raise ConfigError(f"--sessions must be at least 2 for a steady state, got {args.sessions}")
     configs = [RunConfig.family(n, "pipelined", sessions=args.sessions) for n in args.n]
-    say = _progress(args.quiet)
+    say = progress_printer("cosim", args.quiet)
     rows, ok = [], True
     for config in configs:
         try:
@@ -282,7 +276,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         recipes += [Recipe(public="all", opt_fast="-Os", split=True, optimize=True),  # stock
                     Recipe(public="all", optimize=True), Recipe(optimize=True),
                     Recipe(opt_fast="-O1")]
-    say = _progress(args.quiet)
+    say = progress_printer("cosim", args.quiet)
     points = []
     for n in args.n:
         for recipe in recipes:
