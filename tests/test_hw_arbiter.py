@@ -3,19 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from amaranth.sim import Simulator
+from combinational import settle
 
 from pipegossip.hw.arbiter import Resolver
-
-
-def settle(dut, script) -> None:
-    sim = Simulator(dut)
-
-    async def bench(ctx):
-        script(ctx)
-
-    sim.add_testbench(bench)
-    sim.run()
 
 
 def bits(*ids: int) -> int:

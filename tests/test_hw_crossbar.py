@@ -5,19 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from amaranth.sim import Simulator
+from combinational import settle
 
 from pipegossip.hw.crossbar import Crossbar
-
-
-def settle(dut, script) -> None:
-    sim = Simulator(dut)
-
-    async def bench(ctx):
-        script(ctx)
-
-    sim.add_testbench(bench)
-    sim.run()
 
 
 @pytest.mark.parametrize("n, width", [(1, 1), (2, 8), (5, 3), (8, 16)])
