@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import RunConfig
+from .metrics import Metrics
 from .runtable import RunTable
 
 __all__ = ["RunResult", "Deliveries"]
@@ -59,18 +60,22 @@ class RunResult:
         return int(self.utilization.shape[0])
 
     @property
+    def metrics(self) -> Metrics:
+        return Metrics.of(self.config.n, self.utilization)
+
+    @property
     def used_slots(self) -> int:
-        return int(self.utilization.sum())
+        return self.metrics.used_slots
 
     @property
     def mu(self) -> float:
         """Average utilisation ``sum(u)/L``."""
-        return self.used_slots / self.length
+        return self.metrics.mu
 
     @property
     def efficiency(self) -> float:
         """``E = sum(u)/(N*L)``."""
-        return self.used_slots / (self.config.n * self.length)
+        return self.metrics.efficiency
 
     def to_json(self, table: bool = True) -> dict:
         out = {
@@ -88,5 +93,4 @@ class RunResult:
         return out
 
     def summary(self) -> str:
-        return (f"N={self.config.n} L={self.length} mu={self.mu:.4f} "
-                f"E={100 * self.efficiency:.2f}% used={self.used_slots}")
+        return self.metrics.summary()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import FormatError
+from .metrics import Metrics
 
 __all__ = [
     "IDLE", "WR", "R", "WS", "S", "ACTION_NAMES",
@@ -89,6 +90,11 @@ class RunTable:
     @property
     def length(self) -> int:
         return self.actions.shape[1]
+
+    @property
+    def metrics(self) -> Metrics:
+        """L, mu and E from the table's ``used`` row."""
+        return Metrics.of(self.n, self.used)
 
     def derived_used(self) -> np.ndarray:
         """Used slots per step counted from the actions (S and R)."""

@@ -19,6 +19,7 @@ from ..files import atomic_directory, atomic_write
 from ..model.closed_forms import pipelined_length
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
+from ..model.metrics import Metrics
 from ..options import add_config_arguments, config_from_args, positive_int, progress_printer
 from .runner import (SIMULATORS, WAVE_FORMATS, CosimError, CosimResult, Recipe, cosimulate,
                      waves_requested)
@@ -141,11 +142,8 @@ def _text_summary(result: CosimResult) -> str:
         u = v.hw_utilization
         lines.append(v.report())
         if v.match:
-            used = int(u.sum())
-            n = b.config.n
             deliveries = int(v.run.window("dvalid", 1, v.hw_length).sum())
-            lines.append(f"  hardware: L={v.hw_length} mu={used / len(u):.4f} "
-                         f"E={100 * used / (n * len(u)):.2f}% used={used}; "
+            lines.append(f"  hardware: {Metrics.of(b.config.n, u).summary()}; "
                          f"{deliveries} words delivered, each to the right processor "
                          f"with the right source, session and value")
             lines.append("  utilisation: " + " ".join(str(int(x)) for x in u))

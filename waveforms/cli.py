@@ -103,11 +103,9 @@ def cmd_waves(args: argparse.Namespace) -> int:
     if args.format == "json":
         text = json.dumps(rb.to_json()) + "\n"
     else:
-        mu, eff = rb.metrics()
         lines = [rb.table.render().rstrip("\n")]
-        if mu is not None:
-            lines.append(f"# N={rb.n} L={rb.length} mu={mu:.4f} E={100 * eff:.2f}% "
-                         f"used={int(rb.table.used.sum())}")
+        if rb.length:
+            lines.append("# " + rb.table.metrics.summary())
         if rb.missing:
             lines.append("# not in the dump (checks skipped): " + ", ".join(rb.missing))
         lines += [f"# problem: {p}" for p in rb.problems]

@@ -193,26 +193,19 @@ class Readback:
     def utilization(self) -> np.ndarray:
         return self.table.used
 
-    def metrics(self) -> tuple[float | None, float | None]:
-        """``(mu, E)`` from the used row; None for an empty run."""
-        if self.length == 0:
-            return None, None
-        total = int(self.table.used.sum())
-        return total / self.length, total / (self.n * self.length)
-
     def source_comment(self) -> str:
         return (f"read back from {self.path.name} scope={self.scope} run={self.run}/{self.runs}"
                 + ("" if self.complete else " INCOMPLETE"))
 
     def to_json(self) -> dict:
         """The shape of ``pipegossip run --format json`` plus where it came from."""
-        mu, eff = self.metrics()
+        m = self.table.metrics
         out = {
             "N": self.n,
             "L": self.length,
-            "mu": mu,
-            "efficiency": eff,
-            "used_slots": int(self.table.used.sum()),
+            "mu": m.mu,
+            "efficiency": m.efficiency,
+            "used_slots": m.used_slots,
             "utilization": self.table.used.tolist(),
             "table": self.table.rows(),
         }

@@ -241,10 +241,10 @@ def _marked_figure(model: RunTable, got: RunTable, dump: Path | None):
 
 def _item_html(k: int, item: ReportItem) -> str:
     src, table = item.source, item.source.table
-    total = int(table.used.sum())
-    length = table.length
-    mu = total / length if length else float("nan")
-    eff = total / (table.n * length) if length else float("nan")
+    m = table.metrics
+    length, total = m.length, m.used_slots
+    mu = m.mu if length else float("nan")
+    eff = m.efficiency if length else float("nan")
     out = [f'<section id="item{k}"><h2>{k}. {_esc(src.label)}'
            f'<span class="spec">{_esc(item.spec)}</span></h2>']
     metrics = [("N", table.n), ("L (steps)", length), ("mu = sum(u)/L", f"{mu:.4f}"),
