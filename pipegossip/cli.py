@@ -9,17 +9,42 @@ one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
+import signal
 import sys
+import threading
+import traceback
 
 from . import __version__
+from .files import OutputError
 from .model.errors import ConfigError, DeadlockError, FormatError
 
-__all__ = ["main", "UsageError"]
+__all__ = ["main", "UsageError", "EXIT_CODES"]
+
+EXIT_OK = 0
+EXIT_VERDICT = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_OUTPUT = 4
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+#: What each exit status means, the same for every command.
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_VERDICT: "a verdict: mismatch, different, stale, invalid schedule",
+    EXIT_USAGE: "bad usage, unreadable input or an unusable output path",
+    EXIT_INTERNAL: "internal error (a bug: please report it with --debug output)",
+    EXIT_OUTPUT: "the output could not be written (closed stream, full disk)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); nothing half-written is left",
+    EXIT_TERMINATED: "terminated (SIGTERM); nothing half-written is left",
+}
 
 #: Modules providing sub-commands, in the order `--help` lists them.
 COMMAND_MODULES = [
-    "pipegossip.model.cli",
+    "pipegossip.model_cli",
     "pipegossip.hw.cli",
     "pipegossip.sim.cli",
     "pipegossip.waveforms.cli",
@@ -40,8 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="pipegossip",
                      description="Generator and verification kit for crossbar gossip fabrics "
                      "(The Algorithm of Pipelined Gossiping).",
-                     epilog="Run 'pipegossip COMMAND --help' for a command's options.")
+                     epilog="Run 'pipegossip COMMAND --help' for a command's options. Exit status: "
+                     + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) + ".",
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"pipegossip {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="print the traceback of an internal error (also PIPEGOSSIP_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
@@ -49,23 +78,88 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_name(argv: list[str]) -> str:
+    """``pipegossip COMMAND`` for error lines, from the first non-option word."""
+    for word in argv:
+        if not word.startswith("-"):
+            return f"pipegossip {word}"
+    return "pipegossip"
+
+
+def _terminate(signum, frame):
+    # SIGTERM unwinds like Ctrl-C, so every `finally` removes its temporaries.
+    raise SystemExit(EXIT_TERMINATED)
+
+
+def _quiet_stdout_failure() -> int:
+    # Point stdout at /dev/null so the interpreter's final flush cannot
+    # print a second error about the same closed stream.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return EXIT_OUTPUT
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; return its exit status (see :data:`EXIT_CODES`)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv or os.environ.get("PIPEGOSSIP_DEBUG") == "1"
+    argv = [a for a in argv if a != "--debug"]
+    where = _command_name(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        return EXIT_OUTPUT
     try:
         args = build_parser().parse_args(argv)
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return status
     except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except (ConfigError, FormatError) as e:
-        print(f"pipegossip: error: {e}", file=sys.stderr)
-        return 2
+        print(f"{where}: error: {str(e).removeprefix(where + ': ')}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ConfigError, FormatError, OutputError) as e:
+        print(f"{where}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except DeadlockError as e:
-        print(f"pipegossip: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        where = f" {e.filename!r}" if e.filename else ""
-        print(f"pipegossip: error:{where} {e.strerror or e}", file=sys.stderr)
-        return 2
+        print(f"{where}: {e}", file=sys.stderr)
+        return EXIT_VERDICT
     except KeyboardInterrupt:
-        print("pipegossip: interrupted", file=sys.stderr)
-        return 130
+        print(f"{where}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (BrokenPipeError, ValueError) as e:
+        if isinstance(e, BrokenPipeError) or _stdout_closed():
+            return _quiet_stdout_failure()
+        return _internal(where, e, debug)
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EPIPE, errno.EBADF, errno.EIO):
+            if e.errno in (errno.EPIPE, errno.EBADF) and _stdout_closed():
+                return _quiet_stdout_failure()
+            print(f"{where}: error: cannot write{_named(e)}: {e.strerror or e}", file=sys.stderr)
+            return EXIT_OUTPUT
+        print(f"{where}: error:{_named(e)} {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:  # noqa: BLE001 - the one place a crash becomes one line
+        return _internal(where, e, debug)
+
+
+def _named(e: OSError) -> str:
+    return f" {e.filename!r}" if e.filename else ""
+
+
+def _stdout_closed() -> bool:
+    try:
+        os.fstat(1)
+    except OSError:
+        return True
+    return sys.stdout is None or sys.stdout.closed
+
+
+def _internal(where: str, e: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    print(f"{where}: internal error: {type(e).__name__}: {e} "
+          "(please report it; --debug shows the traceback)", file=sys.stderr)
+    return EXIT_INTERNAL

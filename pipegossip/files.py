@@ -1,14 +1,47 @@
-"""Writing outputs so that a refused or failed command leaves nothing behind."""
+"""The one place outputs are written, so that no command destroys or half-writes a file.
+
+Rules every command follows through this module:
+
+* **Files** (:func:`atomic_write`): written to a temporary file beside the
+  real target and renamed over it, so a reader never sees half a file and an
+  interrupted or failed write leaves the previous file intact. A symbolic
+  link is followed, never replaced; pipes, character devices and ``-``
+  (standard output) are written directly; a folder, a path ending in ``/``
+  or a missing parent folder is refused with the user's own path in the
+  message.
+* **Folders** (:func:`atomic_directory`): filled under a temporary name and
+  moved into place on success. An existing folder is only ever reused when it
+  is empty or carries the marker file :data:`MARKER` that this module leaves
+  in every folder it writes; then only the entries the tool wrote before are
+  replaced. A folder with anything else in it is refused: the tool never
+  deletes what it did not write.
+* :func:`check_output_file` and :func:`check_output_dir` run the same checks
+  up front, so a command can refuse a bad output path before long work.
+
+Failures are :class:`OutputError` (a usage problem, exit status 2) or the
+``OSError`` of the write itself (full disk, closed stream).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_write", "atomic_directory"]
+__all__ = ["MARKER", "OutputError", "atomic_write", "atomic_directory",
+           "check_output_file", "check_output_dir"]
+
+#: Left in every folder pipegossip writes; lists the entries it wrote there.
+MARKER = ".pipegossip-output"
+
+
+class OutputError(Exception):
+    """An output path that cannot be used; printed as one line, exit status 2."""
 
 
 def _umask() -> int:
@@ -17,43 +50,174 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Write ``data`` to a temporary file beside ``path``, then rename it.
+def _is_stream(path: str | os.PathLike) -> bool:
+    return os.fspath(path) == "-"
 
-    The parent folder must exist; a reader never sees a half-written file.
+
+def check_output_file(path: str | os.PathLike) -> Path:
+    """Check that ``path`` can receive a file; return where the bytes will go.
+
+    Symbolic links are resolved (the link stays, its target is written).
+
+    Raises
+    ------
+    OutputError
+        The path ends in a separator, names a folder, or its folder is missing
+        or not writable.
     """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise FileNotFoundError(2, "output folder does not exist", str(path.parent))
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    text = os.fspath(path)
+    if text == "-":
+        return Path(text)
+    if text.endswith(("/", os.sep)):
+        raise OutputError(f"{text!r} names a folder; give a file name")
+    real = Path(os.path.realpath(text))
+    if real.is_dir():
+        raise OutputError(f"{text!r} is a folder; give a file name")
+    if real.exists() and not real.is_file():
+        return real  # pipe, device or socket: written directly
+    parent = real.parent
+    if not parent.is_dir():
+        raise OutputError(f"the folder of {text!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {text!r}: its folder is not writable")
+    return real
+
+
+def _write_stream(data: str | bytes) -> None:
+    if isinstance(data, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)
+        sys.stdout.flush()
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8) to ``path`` without ever leaving half a file.
+
+    Parameters
+    ----------
+    path : path-like
+        The output; ``-`` is standard output. See the module docstring for
+        links, pipes and devices.
+    data : str or bytes
+
+    Returns
+    -------
+    pathlib.Path
+        The path as given.
+    """
+    if _is_stream(path):
+        _write_stream(data)
+        return Path("-")
+    real = check_output_file(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if real.exists() and not real.is_file():
+        with open(real, "wb") as f:  # a pipe or device cannot be renamed over
+            f.write(payload)
+        return Path(path)
     try:
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as f:
-            f.write(data)
-        # mkstemp makes the file private (0600); give it the usual permissions.
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        mode = stat.S_IMODE(real.stat().st_mode)  # keep an existing file's permissions
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
     except BaseException:
-        os.unlink(tmp)
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         raise
-    return path
+    return Path(path)
+
+
+def _marked_entries(folder: Path) -> list[str] | None:
+    """Entries a previous run listed in the folder's marker, or None if unmarked."""
+    marker = folder / MARKER
+    if not marker.is_file():
+        return None
+    try:
+        entries = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    if not isinstance(entries, list):
+        return []
+    return [e for e in entries if isinstance(e, str) and e and "/" not in e
+            and e not in (".", "..")]
+
+
+def check_output_dir(path: str | os.PathLike) -> Path:
+    """Check that ``path`` may receive a folder of outputs; return the real folder.
+
+    Raises
+    ------
+    OutputError
+        The path is a file, or a folder holding anything pipegossip did not
+        write, or its parent cannot be written.
+    """
+    text = os.fspath(path)
+    real = Path(os.path.realpath(text))
+    if real.exists() and not real.is_dir():
+        raise OutputError(f"output {text!r} exists and is not a folder")
+    if real.is_dir():
+        if any(real.iterdir()) and _marked_entries(real) is None:
+            raise OutputError(f"output folder {text!r} is not empty and was not written by "
+                              f"pipegossip (no {MARKER} file); choose a new or empty folder")
+        if not os.access(real, os.W_OK | os.X_OK):
+            raise OutputError(f"cannot write into {text!r}: not writable")
+        return real
+    parent = real.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot create {text!r}: {str(parent)!r} is not writable")
+    return real
+
+
+def _remove(entry: Path) -> None:
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry)
+    elif entry.exists() or entry.is_symlink():
+        entry.unlink()
 
 
 @contextmanager
 def atomic_directory(path: str | os.PathLike):
-    """Fill a temporary folder, then move it to ``path`` only on success.
+    """Fill a temporary folder, then put its contents at ``path`` only on success.
 
-    An existing ``path`` is replaced as a whole. Yields the temporary folder.
+    A new ``path`` appears whole (one rename). An existing empty or marked
+    folder keeps its identity (it may be the current folder): the entries the
+    previous run listed in its marker are removed, the new ones renamed in,
+    and anything else in it is left alone. On any failure or interrupt the
+    temporary folder is removed and ``path`` is untouched. Yields the
+    temporary folder.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    os.chmod(tmp, 0o777 & ~_umask())
+    real = check_output_dir(path)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent))
     try:
+        os.chmod(tmp, 0o777 & ~_umask())
         yield tmp
-    except BaseException:
+        written = sorted(e.name for e in tmp.iterdir() if e.name != MARKER)
+        (tmp / MARKER).write_text(json.dumps(written) + "\n", encoding="utf-8")
+        if not real.exists():
+            try:
+                os.replace(tmp, real)
+                return
+            except OSError:
+                if not real.is_dir():  # not a concurrent twin's finished folder
+                    raise
+        check_output_dir(path)  # nothing foreign appeared while we worked
+        for name in set(_marked_entries(real) or []) - set(written):
+            _remove(real / name)
+        for name in written + [MARKER]:
+            if (real / name).is_dir() and not (real / name).is_symlink():
+                shutil.rmtree(real / name)
+            os.replace(tmp / name, real / name)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if path.exists():
-        shutil.rmtree(path)
-    os.replace(tmp, path)

@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from pipegossip.files import atomic_directory, atomic_write
+from pipegossip.files import MARKER, OutputError, atomic_directory, atomic_write
 
 
 def test_atomic_write_gives_normal_permissions_and_leaves_no_temp(tmp_path):
@@ -18,7 +18,7 @@ def test_atomic_write_gives_normal_permissions_and_leaves_no_temp(tmp_path):
 
 
 def test_atomic_write_into_missing_folder_refuses(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(OutputError, match="does not exist"):
         atomic_write(tmp_path / "nope" / "a.txt", b"x")
     assert list(tmp_path.iterdir()) == []
 
@@ -34,3 +34,82 @@ def test_atomic_directory_replaces_only_on_success(tmp_path):
             raise RuntimeError("boom")
     assert (target / "f").read_text() == "1"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+    assert sorted(p.name for p in target.iterdir()) == [MARKER, "f"]
+
+
+def test_atomic_directory_never_deletes_foreign_files(tmp_path):
+    """A folder holding a file the tool did not write is refused, untouched."""
+    target = tmp_path / "k"
+    target.mkdir()
+    (target / "thesis.tex").write_text("x")
+    with pytest.raises(OutputError, match="not empty and was not written by pipegossip"):
+        with atomic_directory(target) as d:
+            (d / "f").write_text("1")
+    assert sorted(p.name for p in target.iterdir()) == ["thesis.tex"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k"]
+
+
+def test_atomic_directory_into_current_folder_keeps_other_entries(tmp_path, monkeypatch):
+    """`-o .` in an empty folder works, and a second run replaces only its own files."""
+    monkeypatch.chdir(tmp_path)
+    with atomic_directory(".") as d:
+        (d / "a").write_text("1")
+        (d / "b").write_text("1")
+    # The user adds a file afterwards; it survives the next run.
+    (tmp_path / "mine.txt").write_text("keep")
+    with atomic_directory(".") as d:
+        (d / "a").write_text("2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MARKER, "a", "mine.txt"]
+    assert (tmp_path / "a").read_text() == "2"
+    assert (tmp_path / "mine.txt").read_text() == "keep"
+
+
+def test_atomic_write_follows_symlinks(tmp_path):
+    (tmp_path / "t.v").write_text("old")
+    (tmp_path / "a.v").symlink_to("t.v")
+    atomic_write(tmp_path / "a.v", "new")
+    assert (tmp_path / "a.v").is_symlink()
+    assert (tmp_path / "t.v").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.v", "t.v"]
+
+
+def test_atomic_write_keeps_devices_and_pipes(tmp_path):
+    atomic_write(os.devnull, "x")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    fifo = tmp_path / "f.v"
+    os.mkfifo(fifo)
+    got = []
+    import threading
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    atomic_write(fifo, "through the pipe")
+    reader.join(10)
+    assert got == [b"through the pipe"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_atomic_write_to_stdout(capsys):
+    atomic_write("-", "to stdout\n")
+    assert capsys.readouterr().out == "to stdout\n"
+
+
+@pytest.mark.parametrize("name", ["out/", "existing"])
+def test_atomic_write_refuses_folders_with_the_users_path(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "existing").mkdir()
+    with pytest.raises(OutputError) as e:
+        atomic_write(name, "x")
+    assert repr(name) in str(e.value)
+    assert ".tmp" not in str(e.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing"]
+
+
+def test_failed_write_leaves_previous_file_and_no_temporary(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("previous")
+
+    with pytest.raises(TypeError):
+        atomic_write(path, 12345)  # not text or bytes: fails mid-write
+    assert path.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]

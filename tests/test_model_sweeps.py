@@ -3,7 +3,7 @@ import json
 import pytest
 
 from pipegossip.model import RunConfig, simulate
-from pipegossip.model.plots import figure_bytes, runtable_figure, scaling_figure, utilization_figure
+from pipegossip.plots import figure_bytes, runtable_figure, scaling_figure, utilization_figure
 from pipegossip.model.paper import DATA_FILE
 from pipegossip.model.sweeps import PAPER_TABLE8, TABLE8_N, family_sweep, table8
 

@@ -30,6 +30,7 @@ from ..model.engine import simulate
 from ..model.errors import ConfigError, FormatError
 from ..model.orders import FAMILIES
 from ..model.runtable import RunTable
+from ..limits import check_budget
 from ..options import config_from_args
 from .dump import DUMP_SUFFIXES
 from .readback import Readback, read_dump
@@ -39,9 +40,6 @@ __all__ = ["Source", "parse_config_spec", "config_from_header", "load_source", "
 _KEYS = ("n", "order", "seed", "receive", "substitute", "sessions", "channels")
 _ON = {"on": True, "true": True, "yes": True, "1": True,
        "off": False, "false": False, "no": False, "0": False}
-
-#: The largest run-table a configuration source will build (N * L cells).
-MAX_CELLS = 4_000_000
 
 
 def is_config_spec(text: str) -> bool:
@@ -157,10 +155,8 @@ class Source:
 def model_table(config: RunConfig) -> RunTable:
     """The golden model's run-table, refused when it would be huge."""
     probe = simulate(config)
-    if config.n * probe.length > MAX_CELLS:
-        raise ConfigError(f"the run-table of {config.slug} would hold "
-                          f"{config.n * probe.length:,} slots (N={config.n}, L={probe.length}); "
-                          f"the limit here is {MAX_CELLS:,}")
+    check_budget("readback-cells", config.n * probe.length,
+                 f"the run-table of {config.slug} (N={config.n}, L={probe.length})")
     return simulate(config, table=True).table
 
 

@@ -23,10 +23,10 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .config import RunConfig
-from .engine import simulate
-from .reference import simulate_reference
-from .sweeps import TABLE8_N
+from .model.config import RunConfig
+from .model.engine import simulate
+from .model.reference import simulate_reference
+from .model.sweeps import TABLE8_N
 
 __all__ = ["CASES", "BenchResult", "run_case", "measure"]
 
@@ -79,7 +79,7 @@ def run_case(name: str) -> None:
 def measure(name: str) -> BenchResult:
     """Run one case in a fresh interpreter."""
     out = subprocess.run([sys.executable, "-c",
-                          f"from pipegossip.model.bench import run_case; run_case({name!r})"],
+                          f"from pipegossip.bench import run_case; run_case({name!r})"],
                          capture_output=True, text=True, check=True)
     data = json.loads(out.stdout.strip().splitlines()[-1])
     return BenchResult(data["case"], data["seconds"], data["peak_mib"], data["detail"])

@@ -21,9 +21,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ..files import atomic_write
-from .runtable import IDLE, R, S, WR, WS, RunTable
-from .sweeps import SweepPoint
+from .files import atomic_write
+from .model.runtable import IDLE, R, S, WR, WS, RunTable
+from .model.sweeps import SweepPoint
 
 __all__ = [
     "ACTION_COLOURS", "utilization_figure", "runtable_figure", "scaling_figure",

@@ -7,18 +7,16 @@ import json
 import sys
 import time
 
-from ..files import atomic_write
-from ..options import add_config_arguments, config_from_args, positive_int
-from .config import RunConfig
-from .engine import simulate
-from .errors import ConfigError
-from .orders import FAMILIES
-from .result import RunResult
+from .files import atomic_write
+from .limits import check_budget
+from .options import add_config_arguments, config_from_args, positive_int
+from .model.config import RunConfig
+from .model.engine import simulate
+from .model.errors import ConfigError
+from .model.orders import FAMILIES
+from .model.result import RunResult
 
-__all__ = ["register", "stderr_progress", "MAX_TABLE_CELLS"]
-
-#: A text or JSON table larger than this is refused unless --no-table.
-MAX_TABLE_CELLS = 20_000_000
+__all__ = ["register", "stderr_progress"]
 
 
 def stderr_progress(label: str):
@@ -88,10 +86,9 @@ def _bench_cases():
 def _run_with_table(config: RunConfig, progress=None) -> RunResult:
     """Simulate with the table, refusing tables too large to be useful."""
     probe = simulate(config, progress=progress)
-    cells = config.n * probe.length
-    if cells > MAX_TABLE_CELLS:
-        raise ConfigError(f"the run-table would hold {cells:,} slots (N={config.n}, "
-                          f"L={probe.length}); pass --no-table for metrics only")
+    check_budget("table-cells", config.n * probe.length,
+                 f"the run-table of N={config.n} (L={probe.length})",
+                 "or pass --no-table for metrics only")
     return simulate(config, table=True)
 
 
@@ -146,7 +143,7 @@ def cmd_plot_run(args: argparse.Namespace) -> int:
 
 def cmd_plot_scaling(args: argparse.Namespace) -> int:
     from .plots import save_figure, scaling_figure
-    from .sweeps import family_sweep
+    from .model.sweeps import family_sweep
 
     _check_figure_path(args.output)
     families = [f.strip() for f in args.families.split(",") if f.strip()]
@@ -165,7 +162,7 @@ def cmd_plot_scaling(args: argparse.Namespace) -> int:
 
 
 def cmd_table8(args: argparse.Namespace) -> int:
-    from .sweeps import TABLE8_N, table8
+    from .model.sweeps import TABLE8_N, table8
 
     ns = [n for n in TABLE8_N if n <= args.max_n]
     if not ns:

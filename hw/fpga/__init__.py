@@ -1,0 +1,1 @@
+"""The YoWASP FPGA flow: synthesis, place and route, reports, boards."""

@@ -1,0 +1,1 @@
+"""Communication schedules: one representation, one validator, bounds."""

@@ -1,0 +1,149 @@
+"""Exit statuses that mean one thing, and outputs that never destroy user files.
+
+Regression tests for the reliability report: each case names its row there.
+"""
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from pipegossip import cli
+from pipegossip.files import MARKER
+
+PG = [sys.executable, "-m", "pipegossip"]
+
+
+def pg(*args, cwd=None, **kw):
+    return subprocess.run([*PG, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          **kw)
+
+
+def test_demo_refuses_a_folder_with_foreign_files(tmp_path):
+    """Row 1: `demo -o k` used to delete k/thesis.tex."""
+    k = tmp_path / "k"
+    k.mkdir()
+    (k / "thesis.tex").write_text("x")
+    r = pg("demo", "--n", "4", "--order", "identity", "-o", str(k))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "not written by pipegossip" in r.stderr
+    assert sorted(p.name for p in k.iterdir()) == ["thesis.tex"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k"]
+
+
+def test_demo_refuses_the_current_folder_with_foreign_files(tmp_path):
+    """Row 2: `demo -o .` used to delete everything in the current folder."""
+    (tmp_path / "keep.txt").write_text("x")
+    r = pg("demo", "--n", "4", "--order", "identity", "-o", ".", cwd=tmp_path)
+    assert r.returncode == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_run_writes_through_a_symlink(tmp_path):
+    """Row 3: the link used to be replaced by a regular file."""
+    (tmp_path / "t.txt").write_text("old")
+    (tmp_path / "a.txt").symlink_to("t.txt")
+    r = pg("run", "--n", "4", "--order", "identity", "-o", "a.txt", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "a.txt").is_symlink()
+    assert (tmp_path / "t.txt").read_text().startswith("# pipegossip run-table")
+
+
+def test_run_into_a_device_keeps_the_device():
+    """Row 3: /dev/null used to be replaced by a regular file (as root)."""
+    r = pg("run", "--n", "4", "--order", "identity", "-o", os.devnull)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_run_to_stdout_dash():
+    r = pg("run", "--n", "4", "--order", "identity", "-o", "-")
+    assert r.returncode == 0 and r.stdout.startswith("# pipegossip run-table")
+
+
+def test_trailing_slash_means_a_folder(tmp_path):
+    """Row 19: `-o out/` used to write a regular file named out."""
+    r = pg("run", "--n", "4", "--order", "identity", "-o", "out/", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == "pipegossip run: error: 'out/' names a folder; give a file name\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_folder_named_by_the_users_path(tmp_path):
+    """Row 20: the message used to name the temporary file."""
+    (tmp_path / "d").mkdir()
+    r = pg("run", "--n", "4", "--order", "identity", "-o", "d", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "'d' is a folder" in r.stderr and ".tmp" not in r.stderr
+
+
+def test_closed_stdout_is_a_quiet_output_failure():
+    """Row 16: a closed stdout used to end in an AttributeError traceback."""
+    r = subprocess.run([*PG, "run", "--n", "4", "--order", "identity"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=60,
+                       preexec_fn=lambda: os.close(1))
+    assert r.returncode == cli.EXIT_OUTPUT
+    assert "Traceback" not in r.stderr
+
+
+def test_full_disk_is_one_line_and_not_the_usage_status():
+    """Row 16: `> /dev/full` used to exit 2, the bad-input status."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([*PG, "run", "--n", "4", "--order", "identity"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    assert r.returncode == cli.EXIT_OUTPUT
+    assert r.stderr.count("\n") == 1 and "No space left" in r.stderr
+
+
+def test_internal_error_is_not_a_verdict(monkeypatch, capsys):
+    """Exit 1 means a verdict; a crash gets its own status and one line."""
+    import pipegossip.model_cli as model_cli
+
+    def broken(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(model_cli, "simulate", broken)
+    assert cli.main(["run", "--n", "4", "--order", "identity"]) == cli.EXIT_INTERNAL
+    err = capsys.readouterr().err
+    assert err == ("pipegossip run: internal error: RuntimeError: boom "
+                   "(please report it; --debug shows the traceback)\n")
+    assert cli.main(["--debug", "run", "--n", "4", "--order", "identity"]) == cli.EXIT_INTERNAL
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_usage_errors_share_one_style(capsys):
+    assert cli.main(["run", "--n", "x", "--order", "identity"]) == cli.EXIT_USAGE
+    assert capsys.readouterr().err.startswith("pipegossip run: error: ")
+    assert cli.main(["run", "--n", "1", "--order", "identity"]) == cli.EXIT_USAGE
+    assert capsys.readouterr().err.startswith("pipegossip run: error: ")
+
+
+def test_marker_lists_what_the_tool_wrote(tmp_path):
+    from pipegossip.files import atomic_directory
+
+    with atomic_directory(tmp_path / "o") as d:
+        (d / "x.txt").write_text("1")
+    assert (tmp_path / "o" / MARKER).read_text().strip() == '["x.txt"]'
+
+
+@pytest.mark.parametrize("sig", ["INT", "TERM"])
+def test_interrupted_write_leaves_the_previous_file(tmp_path, sig):
+    """Rows 4 and 6 in miniature: a signal mid-write keeps the old file, no temporaries."""
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    code = (
+        "import os, signal, sys\n"
+        "from pipegossip import cli\n"
+        "import pipegossip.files as f\n"
+        "real = os.replace\n"
+        "def slow(a, b):\n"
+        f"    os.kill(os.getpid(), signal.SIG{sig})\n"
+        "    real(a, b)\n"
+        "f.os.replace = slow\n"
+        f"sys.exit(cli.main(['run', '--n', '4', '--order', 'identity', '-o', {str(target)!r}]))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == (cli.EXIT_INTERRUPTED if sig == "INT" else cli.EXIT_TERMINATED), r.stderr
+    assert target.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
