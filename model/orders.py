@@ -7,12 +7,12 @@ Families are built with NumPy so N = 4096 costs milliseconds, not seconds.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
 import numpy as np
 
+from .inputs import read_input_json
 from .errors import ConfigError, FormatError
 
 __all__ = [
@@ -120,16 +120,12 @@ def validate_orders(n: int, orders: Sequence[Sequence[object]] | np.ndarray) -> 
 
 
 def load_orders(path: str | os.PathLike) -> list[list[object]]:
-    """Read a JSON file holding a list of N lists (processor i's order)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise FormatError(f"order file {os.fspath(path)!r} does not exist") from None
-    except json.JSONDecodeError as e:
-        raise FormatError(f"order file {os.fspath(path)!r} is not valid JSON: {e}") from None
-    except OSError as e:
-        raise FormatError(f"order file {os.fspath(path)!r} cannot be read: {e.strerror}") from None
+    """Read a JSON file holding a list of N lists (processor i's order).
+
+    The file goes through :func:`pipegossip.model.inputs.read_input_json`, so a
+    FIFO, a binary file or deeply nested JSON is refused in one line.
+    """
+    data = read_input_json(path, "order file")
     if not isinstance(data, list):
         raise FormatError(f"order file {os.fspath(path)!r} must hold a JSON list of lists")
     return data

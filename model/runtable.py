@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import FormatError
+from .inputs import read_input_text
 from .metrics import Metrics
 
 __all__ = [
@@ -26,7 +27,7 @@ IDLE, WR, R, WS, S = 0, 1, 2, 3, 4
 ACTION_NAMES = {IDLE: "-", WR: "WR", R: "R", WS: "WS", S: "S"}
 
 MAGIC = "# pipegossip run-table v1"
-_TOKEN = re.compile(r"^(?:(S|R)(\d+)|WS|WR|-)$")
+_TOKEN = re.compile(r"^(?:(S|R)([0-9]+)|WS|WR|-)$")
 
 
 def token(action: int, peer: int) -> str:
@@ -48,6 +49,15 @@ def parse_token(text: str) -> tuple[int, int]:
     if m.group(1):
         return (S if m.group(1) == "S" else R), int(m.group(2))
     return {"WS": WS, "WR": WR, "-": IDLE}[text], 0
+
+
+def _header_n(comments: list[str]) -> int | None:
+    """The ``N=`` a header comment declares, if any."""
+    for c in comments:
+        m = re.search(r"(?:^|\s)N=(\d+)\b", c)
+        if m:
+            return int(m.group(1))
+    return None
 
 
 @dataclass
@@ -161,6 +171,7 @@ class RunTable:
         comments: list[str] = []
         steps: list[int] | None = None
         rows: dict[int, list[str]] = {}
+        row_lines: dict[int, int] = {}
         used: list[int] | None = None
         for lineno, raw in enumerate(text.splitlines(), 1):
             line = raw.strip()
@@ -185,11 +196,12 @@ class RunTable:
                     used = [int(c) for c in cells]
                 except ValueError:
                     raise FormatError(f"{where}: used row holds a non-integer") from None
-            elif re.fullmatch(r"p\d+", name):
+            elif re.fullmatch(r"p[0-9]+", name):
                 p = int(name[1:])
                 if p in rows:
                     raise FormatError(f"{where}: row {name} appears twice")
                 rows[p] = cells
+                row_lines[p] = lineno
             else:
                 raise FormatError(f"{where}: unknown row label {name!r}")
         if not rows:
@@ -210,20 +222,28 @@ class RunTable:
         peers = np.zeros((n, length), dtype=np.int32)
         for p in range(n):
             for t, cell in enumerate(rows[p]):
+                where = f"{source}:{row_lines[p]}: p{p} step {t + 1}"
                 try:
-                    actions[p, t], peers[p, t] = parse_token(cell)
+                    action, peer = parse_token(cell)
                 except FormatError as e:
-                    raise FormatError(f"{source}: p{p} step {t + 1}: {e}") from None
+                    raise FormatError(f"{where}: {e}") from None
+                # A transfer names another processor of this table; anything
+                # else cannot come from a run and would mislead a comparison.
+                if action in (S, R) and not 0 <= peer < n:
+                    raise FormatError(f"{where}: peer out of range ({cell!r} with N={n})")
+                if action in (S, R) and peer == p:
+                    raise FormatError(f"{where}: {cell!r} is a transfer to itself")
+                actions[p, t], peers[p, t] = action, peer
+        declared = _header_n(comments)
+        if declared is not None and declared != n:
+            raise FormatError(f"{source}: the header says N={declared} but the table has "
+                              f"{n} processor rows")
         return cls(actions, peers, None if used is None else np.array(used), comments)
 
     @classmethod
     def read(cls, path) -> RunTable:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise FormatError(f"cannot read run-table {str(path)!r}: {e.strerror}") from None
-        return cls.parse(text, source=str(path))
+        """Read a run-table file through the one input reader (:mod:`.inputs`)."""
+        return cls.parse(read_input_text(path, "run-table"), source=str(path))
 
     def header_fields(self) -> dict[str, str]:
         """``key=value`` pairs from the header comments (e.g. ``N``, ``order``)."""

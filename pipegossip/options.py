@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
 
@@ -16,15 +17,38 @@ from .model.config import RECEIVE_DISCIPLINES, RunConfig
 from .model.errors import ConfigError
 from .model.orders import FAMILIES, load_orders
 
-__all__ = ["add_config_arguments", "config_from_args", "int_list", "positive_int", "progress_printer"]
+__all__ = ["add_config_arguments", "config_from_args", "decimal", "int_list", "positive_int",
+           "progress_printer"]
+
+
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+#: Largest integer any option takes: sizes and counts beyond it are refused
+#: by the budgets long before; this only keeps absurd digit strings out.
+MAX_OPTION_INT = 10**12
+
+
+def decimal(text: str) -> int:
+    """Parse a plain ASCII decimal integer (no ``1_0``, no non-ASCII digits).
+
+    Python's ``int`` also accepts ``'1_0'``, ``'٥'`` and ``'５'``; options take
+    what a person types on a keyboard and nothing else.
+    """
+    text = text.strip()
+    if not _DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    value = int(text)
+    if abs(value) > MAX_OPTION_INT:
+        raise argparse.ArgumentTypeError(f"{text} is out of range (at most {MAX_OPTION_INT:,})")
+    return value
 
 
 def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
     """argparse type: a comma-separated list of integers, each >= ``minimum``."""
     def parse(text: str) -> list[int]:
         try:
-            values = [int(x) for x in text.split(",") if x.strip()]
-        except ValueError:
+            values = [decimal(x) for x in text.split(",") if x.strip()]
+        except argparse.ArgumentTypeError:
             raise argparse.ArgumentTypeError(
                 f"expected comma-separated integers, got {text!r}") from None
         if not values:
@@ -45,42 +69,32 @@ def progress_printer(prefix: str, quiet: bool = False) -> Callable[[str], None]:
 
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1, refused with the bad value quoted."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    value = decimal(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
 def add_config_arguments(parser: argparse.ArgumentParser, *, n_default: int | None = None,
                          order_default: str | None = None) -> None:
     """Add the configuration options to ``parser``."""
     g = parser.add_argument_group("configuration")
-    g.add_argument("--n", type=_int, required=n_default is None, default=n_default,
+    g.add_argument("--n", type=decimal, required=n_default is None, default=n_default,
                    metavar="N", help="number of processors (>= 2)"
                    + (f"; default {n_default}" if n_default is not None else ""))
     g.add_argument("--order", required=order_default is None, default=order_default,
                    metavar="|".join(FAMILIES) + "|PATH.json",
                    help="broadcast-order family, or a JSON file holding N lists"
                    + (f"; default {order_default}" if order_default else ""))
-    g.add_argument("--seed", type=_int, default=None,
+    g.add_argument("--seed", type=decimal, default=None,
                    help="seed of the random family (NumPy PCG64); default 0")
     g.add_argument("--receive", choices=RECEIVE_DISCIPLINES, default="ordered",
                    help="receive discipline (SPEC section 3); default ordered")
     g.add_argument("--substitute", action="store_true",
                    help="Algorithm 2: substitute a waiting target on the fly")
-    g.add_argument("--sessions", type=_int, default=1, metavar="K",
+    g.add_argument("--sessions", type=decimal, default=1, metavar="K",
                    help="streaming gossip sessions; default 1")
-    g.add_argument("--channels", type=_int, default=None, metavar="K",
+    g.add_argument("--channels", type=decimal, default=None, metavar="K",
                    help="at most K transfers per step (1 <= K <= N/2); default unlimited")
 
 

@@ -65,5 +65,5 @@ def test_parse_errors_are_precise(text, message):
 
 
 def test_read_missing_file(tmp_path):
-    with pytest.raises(FormatError, match="cannot read run-table"):
+    with pytest.raises(FormatError, match="run-table .*nope.txt. does not exist"):
         RunTable.read(tmp_path / "nope.txt")
