@@ -18,17 +18,26 @@ name                      default      what it bounds
                                        slots a second
 ``readback-cells``        4,000,000    N x L cells of a run-table read back from a
                                        waveform dump or rendered into a report
+``memory``                8 GiB or     bytes the golden model needs for one run,
+                          half the     estimated from N and the sessions before
+                          RAM          anything is allocated
+                                       (:func:`model_bytes`)
 ========================  ===========  ==========================================
+
+``PIPEGOSSIP_MAX_MEMORY`` takes a number of bytes with an optional ``K``,
+``M``, ``G`` or ``T`` suffix (powers of 1024).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from .model.errors import ConfigError
 
-__all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget"]
+__all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
+           "check_model_memory"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +56,46 @@ BUDGETS: dict[str, Budget] = {b.name: b for b in (
            "PIPEGOSSIP_MAX_PYTHON_SIM_SLOTS"),
     Budget("readback-cells", 4_000_000, "read-back run-table cells",
            "PIPEGOSSIP_MAX_READBACK_CELLS"),
+    Budget("memory", 0, "bytes", "PIPEGOSSIP_MAX_MEMORY"),  # default: see _default_memory
 )}
+
+_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _default_memory() -> int:
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        physical = 16 << 30
+    return min(8 << 30, physical // 2)
+
+
+def _human(value: int, unit: str) -> str:
+    if unit != "bytes":
+        return f"{value:,} {unit}"
+    for suffix, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
+        if value >= scale:
+            return f"{value / scale:.1f} {suffix}"
+    return f"{value:,} bytes"
+
+
+def model_bytes(n: int, sessions: int = 1, table_cells: int = 0) -> int:
+    """Estimated peak memory of one golden-model run.
+
+    Measured with ``/usr/bin/time -f %M pipegossip run --no-table``: about 27
+    bytes per N^2 x sessions for pipelined orders and 96 for identity at
+    N = 2048 (its longer run keeps more per-step state), plus the interpreter
+    and libraries (about 60 MiB); a run-table costs 5 bytes a cell (action +
+    peer). The estimate takes the larger per-N^2 figure, rounded up.
+    """
+    return (64 << 20) + 100 * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
+
+
+def check_model_memory(n: int, sessions: int = 1, what: str | None = None) -> None:
+    """Refuse a model run whose estimated memory exceeds the ``memory`` budget."""
+    check_budget("memory", model_bytes(n, sessions),
+                 what or f"a golden-model run with N={n:,}" +
+                 (f" and {sessions} sessions" if sessions > 1 else ""))
 
 
 class BudgetError(ConfigError):
@@ -59,11 +107,14 @@ def budget_limit(name: str) -> int:
     budget = BUDGETS[name]
     text = os.environ.get(budget.env, "").strip()
     if not text:
-        return budget.default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ConfigError(f"{budget.env} must be an integer, got {text!r}") from None
+        return _default_memory() if name == "memory" else budget.default
+    m = re.fullmatch(r"([0-9]+)([KMGT]?)", text.upper()) if name == "memory" else \
+        re.fullmatch(r"([0-9]+)()", text)
+    if not m:
+        raise ConfigError(f"{budget.env} must be an integer"
+                          + (" with an optional K/M/G/T suffix" if name == "memory" else "")
+                          + f", got {text!r}")
+    value = int(m.group(1)) * _SUFFIX[m.group(2)]
     if value < 1:
         raise ConfigError(f"{budget.env} must be at least 1, got {value}")
     return value
@@ -92,5 +143,6 @@ def check_budget(name: str, estimate: int, what: str, hint: str = "") -> None:
     if estimate > limit:
         budget = BUDGETS[name]
         alt = f"; {hint}" if hint else ""
-        raise BudgetError(f"{what} needs {estimate:,} {budget.unit}, over the limit of "
-                          f"{limit:,} (set {budget.env} to raise it{alt})")
+        raise BudgetError(f"{what} needs about {_human(estimate, budget.unit)}, over the "
+                          f"limit of {_human(limit, budget.unit)} (set {budget.env} to raise "
+                          f"it{alt})")

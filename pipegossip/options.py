@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Callable
 
+from .limits import check_model_memory
 from .model.config import RECEIVE_DISCIPLINES, RunConfig
 from .model.errors import ConfigError
 from .model.orders import FAMILIES, load_orders
@@ -108,6 +109,9 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     """
     options = dict(receive=args.receive, substitute=args.substitute,
                    sessions=args.sessions, channels=args.channels)
+    if args.n is not None:
+        # Before the orders (N^2 entries) or anything else is allocated.
+        check_model_memory(args.n, max(1, args.sessions or 1))
     if args.order in FAMILIES:
         if args.seed is not None and args.order != "random":
             raise ConfigError(f"--seed applies only to --order random, not {args.order!r}")

@@ -1,0 +1,49 @@
+"""One budget policy: refuse at once, with the estimate and how to raise it (rows 11, 13)."""
+
+import time
+
+import pytest
+
+from pipegossip import cli
+from pipegossip.limits import BudgetError, budget_limit, check_budget, model_bytes
+
+
+def test_refusal_states_estimate_limit_and_variable(monkeypatch):
+    monkeypatch.delenv("PIPEGOSSIP_MAX_TABLE_CELLS", raising=False)
+    with pytest.raises(BudgetError) as e:
+        check_budget("table-cells", 30_000_000, "the run-table of N=9")
+    assert str(e.value) == ("the run-table of N=9 needs about 30,000,000 run-table cells, over "
+                            "the limit of 20,000,000 run-table cells (set "
+                            "PIPEGOSSIP_MAX_TABLE_CELLS to raise it)")
+    monkeypatch.setenv("PIPEGOSSIP_MAX_TABLE_CELLS", "40000000")
+    check_budget("table-cells", 30_000_000, "the run-table of N=9")
+
+
+def test_memory_budget_takes_suffixes(monkeypatch):
+    monkeypatch.setenv("PIPEGOSSIP_MAX_MEMORY", "2G")
+    assert budget_limit("memory") == 2 << 30
+    monkeypatch.setenv("PIPEGOSSIP_MAX_MEMORY", "lots")
+    with pytest.raises(Exception, match="optional K/M/G/T suffix"):
+        budget_limit("memory")
+
+
+def test_estimate_covers_a_measured_run():
+    # Measured: N=4096 pipelined peaks at 452 MB (README figures).
+    assert model_bytes(4096) >= 452_000_000
+
+
+@pytest.mark.parametrize("n", ["1000000", "1000000000", "20000"])
+def test_huge_runs_refused_before_allocating(monkeypatch, capsys, n):
+    monkeypatch.delenv("PIPEGOSSIP_MAX_MEMORY", raising=False)
+    monkeypatch.setattr("pipegossip.limits._default_memory", lambda: 8 << 30)
+    started = time.monotonic()
+    assert cli.main(["run", "--n", n, "--order", "pipelined", "--no-table"]) == 2
+    assert time.monotonic() - started < 5
+    err = capsys.readouterr().err
+    assert err.startswith("pipegossip run: error: a golden-model run with N=")
+    assert "over the limit of 8.0 GiB (set PIPEGOSSIP_MAX_MEMORY to raise it)" in err
+
+
+def test_absurd_integers_refused_by_the_option_parser(capsys):
+    assert cli.main(["run", "--n", "99999999999999999999", "--order", "pipelined"]) == 2
+    assert "out of range" in capsys.readouterr().err
