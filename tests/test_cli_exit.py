@@ -147,3 +147,14 @@ def test_interrupted_write_leaves_the_previous_file(tmp_path, sig):
     assert r.returncode == (cli.EXIT_INTERRUPTED if sig == "INT" else cli.EXIT_TERMINATED), r.stderr
     assert target.read_text() == "previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_unusable_home_falls_back_to_a_private_tool_cache(tmp_path):
+    """Row 17: HOME=/nonexistent used to end in a traceback from Yosys' cache."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "YOWASP_CACHE_DIR")}
+    env["HOME"] = "/dev/null/home"  # under a file: nothing can be created there, even by root
+    r = subprocess.run([*PG, "verilog", "--n", "4", "--order", "identity", "-o",
+                        str(tmp_path / "f.v")], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "module pipegossip_fabric" in (tmp_path / "f.v").read_text()
