@@ -1,4 +1,9 @@
-"""Sub-commands of the FPGA flow: ``fpga`` and ``fpga-sweep``."""
+"""Sub-commands of the FPGA flow: ``fpga`` and ``fpga-sweep``.
+
+Only the command line lives here; the flow is the package
+:mod:`pipegossip.hw.fpga`. Every output location is checked before the
+first tool runs, so a bad ``-o`` never costs a synthesis.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +15,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..cli import UsageError
-from ..files import atomic_write
 from ..options import add_config_arguments, config_from_args, int_list, positive_int, progress_printer
-from .fpga_flow import (BOARDS, DEVICES, FEATURES, FlowError, check_output_dir, plot_sweep,
-                        prepare, render_text, run_flow, run_sweep, sweep_csv, sweep_markdown,
-                        sweep_points)
+from .fpga.devices import BOARDS, DEVICES
+from .fpga.flow import prepare, run_flow
+from .fpga.outputs import check_output_dir, check_writable_folder
+from .fpga.reports import render_text
+from .fpga.sweep import (FEATURES, SWEEP_NS, run_sweep, sort_rows, sweep_grid, sweep_markdown,
+                         write_sweep)
+from .fpga.tools import FlowError
 
 __all__ = ["register", "SWEEP_NS"]
-
-#: Default N of the sweep per device family (ECP5 has room for N = 32).
-SWEEP_NS = {"ice40": (4, 8, 16), "ecp5": (4, 8, 16, 32)}
 
 
 def _mhz(text: str) -> float:
@@ -155,32 +160,24 @@ def cmd_fpga(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    points = []
-    for device in args.devices:
-        ns = args.ns or SWEEP_NS[DEVICES[device].family]
-        points += sweep_points([device], ns, args.widths, args.features)
-    order = {f: k for k, f in enumerate(args.features)}
-    # Base points first everywhere, so the most useful numbers arrive early.
-    points.sort(key=lambda p: (order[p.feature], args.devices.index(p.device), p.width, p.n))
+    points = sweep_grid(args.devices, args.ns, args.widths, args.features)
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"fpga-sweep: output {str(out)!r} exists and is not a folder")
+    # Every output location before the first build: the table and plot go
+    # into `out`, each point into its own folder below it.
+    try:
+        check_writable_folder(out)
+        for p in points:
+            check_output_dir(out / "points" / p.name)
+    except ValueError as e:
+        raise UsageError(f"fpga-sweep: {e}") from None
     progress = progress_printer("pipegossip fpga-sweep", args.quiet)
     progress(f"{len(points)} builds into {out}")
 
     def save(rows):
-        rows = sorted(rows, key=lambda r: (args.devices.index(r["device"]), order[r["feature"]],
-                                           r["width"], r["n"]))
-        atomic_write(out / "sweep.csv", sweep_csv(rows))
-        atomic_write(out / "sweep.md", sweep_markdown(rows))
-        plot_sweep(rows, out / "sweep.png")
+        rows = sort_rows(rows, args.devices, args.features)
+        write_sweep(rows, out)
         return rows
 
-    for p in points:
-        try:
-            check_output_dir(out / "points" / p.name)
-        except ValueError as e:
-            raise UsageError(f"fpga-sweep: {e}") from None
     with _terminate_cleanly():
         rows = run_sweep(points, out, pnr_seed=args.pnr_seed, progress=progress,
                          resume=not args.fresh, on_row=save, timeout=args.timeout * 60 or None)

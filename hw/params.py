@@ -27,14 +27,21 @@ def check_int(owner: str, name: str, value: object, minimum: int,
 
 @contextmanager
 def refusing(component: object) -> Iterator[None]:
-    """Run a constructor's checks; a refused component stays quiet.
+    """Run a constructor's checks (``with refusing(self): ...``); refusals propagate.
 
-    Amaranth warns about every Elaboratable that is created and never
-    elaborated. One whose parameters were refused was never meant to be
-    used, so it is marked used before the exception propagates.
+    Amaranth warns (``UnusedElaboratable``) about an Elaboratable that is
+    created and never elaborated, and a component whose parameters were
+    refused has already been created by the time its ``__init__`` runs.
+    Amaranth has no public per-object "used" switch (only its private
+    ``MustUse`` state), so nothing is marked here. The public controls are:
+
+    * Amaranth's documented linter option ``# amaranth: UnusedElaboratable=no``
+      as the first line of the file that *calls* the constructor (the warning
+      is attributed to that line): the flow and board-top modules and the
+      test files that construct refused components carry it;
+    * the warning is off until the first elaboration in the process, so a
+      command that refuses its input before elaborating anything prints
+      only its own error line.
     """
-    try:
-        yield
-    except (TypeError, ValueError):
-        component._MustUse__used = True
-        raise
+    del component  # kept so the constructors' call sites stay as they are
+    yield

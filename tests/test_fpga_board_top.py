@@ -12,9 +12,11 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from pipegossip.hw.board_top import (TOP_ERROR_BITS, BareTop, SelfTest, StatusLine, UARTTx,
-                                     ecp5_pll_params, ice40_pll_params, status_text)
-from pipegossip.hw.fpga_flow import board_plan, prepare
+from pipegossip.hw.fpga.bare_top import BareTop
+from pipegossip.hw.fpga.flow import board_plan, prepare
+from pipegossip.hw.fpga.pll import ecp5_pll_params, ice40_pll_params
+from pipegossip.hw.fpga.selftest import TOP_ERROR_BITS, SelfTest
+from pipegossip.hw.fpga.uart import StatusLine, UARTTx, status_text
 from pipegossip.model import RunConfig, simulate
 
 WORD_ERROR = 1 << TOP_ERROR_BITS.index("word")

@@ -6,8 +6,8 @@ import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from pipegossip.hw.checker import (ERROR_BITS, DeliveryChecker, next_run_value, source_key,
-                                   word_expr, word_value)
+from pipegossip.hw.fpga.checker import (ERROR_BITS, DeliveryChecker, next_run_value, source_key,
+                                        word_expr, word_value)
 from pipegossip.model import RunConfig
 
 RUN = 0x1234_5678

