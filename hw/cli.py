@@ -74,65 +74,57 @@ def cmd_verilog(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Largest run the simulator command accepts (N x L trace slots).
-MAX_HWSIM_SLOTS = 200_000
-
-
 def cmd_hwsim(args: argparse.Namespace) -> int:
+    from ..limits import check_budget
     from ..model.engine import simulate
-    from ..waveforms.diff import diff_tables, format_diff
-    from .testbench import run_fabric, tag_word
+    # The record producer and the judge are simulation, not gateware: imported
+    # by this command only, so the hw package itself never loads them.
+    from ..sim.amaranth_run import run_fabric
+    from ..sim.judge import judge
 
     config = config_from_args(args)
     ref = simulate(config, table=False)
-    if config.n * ref.length > MAX_HWSIM_SLOTS:
-        raise UsageError(f"N={config.n} with L={ref.length} is too large for the Python "
-                         f"simulator (limit {MAX_HWSIM_SLOTS:,} slots); use the co-simulation")
+    check_budget("python-sim-slots", config.n * ref.length,
+                 f"hwsim of N={config.n} with L={ref.length}",
+                 hint="too large for the Python simulator, use the co-simulation")
     if args.vcd:
         vcd_dir = os.path.dirname(os.path.abspath(args.vcd))
         if not os.path.isdir(vcd_dir):
             raise FileNotFoundError(2, "output folder does not exist", vcd_dir)
-    ref = simulate(config, table=True)
-    if args.vcd:
         # Written beside its destination and renamed: never a half-written VCD.
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(args.vcd)}.", dir=vcd_dir)
         os.close(fd)
         try:
-            rtl = run_fabric(config, args.width, vcd_path=tmp)
+            record = run_fabric(config, args.width, vcd_path=tmp)
             os.replace(tmp, args.vcd)
         except BaseException:
             os.unlink(tmp)
             raise
     else:
-        rtl = run_fabric(config, args.width)
-    problems = []
-    # Codes and peers (WS targets, WR awaited senders) alike, and `used`.
-    trace = diff_tables(ref.table, rtl.table, limit=12, exact=True)
-    if not trace.equal:
-        problems.append(f"the trace differs from the model in {trace.total} slot(s)"
-                        + (f" from step {trace.first_step}" if trace.first_step else ""))
-    got = sorted((d.step, d.src, d.dst, d.session) for d in rtl.deliveries)
-    if got != sorted(ref.deliveries.rows()):
-        problems.append("deliveries differ from the model's transfers")
-    wrong = [d for d in rtl.deliveries
-             if d.word != tag_word(d.src, d.session, config.sessions, args.width)]
-    if wrong:
-        problems.append(f"{len(wrong)} deliveries carry the wrong word")
-    if rtl.stall.any():
-        problems.append("the watchdog rose")
+        record = run_fabric(config, args.width)
+    verdict = judge(config, args.width, record)
     if not args.quiet:
-        sys.stdout.write(rtl.table.render())
-    if not trace.equal:
-        sys.stdout.write(format_diff(trace, "model", "hardware (Amaranth simulator)"))
-    verdict = "matches the model" if not problems else "DIFFERS: " + "; ".join(problems)
-    print(f"# rtl {config.slug} width={args.width}: {rtl.length} cycles, "
-          f"{len(rtl.deliveries)} deliveries; {verdict}")
-    return 0 if not problems else 1
+        table = record.table()
+        table.comments = [config.header(), f"source: Amaranth simulation, width={args.width}"]
+        sys.stdout.write(table.render())
+    if not verdict.match:
+        print(verdict.report())
+    deliveries = int(record.window("dvalid", 1, record.last_cycle).sum())
+    counts = ", ".join(f"{k} {v}" for k, v in verdict.counts().items())
+    outcome = ("matches the model" if verdict.match
+               else f"DIFFERS: {len(verdict.mismatches)} mismatch(es) ({counts})")
+    print(f"# rtl {config.slug} width={args.width}: {record.busy_cycles} cycles, "
+          f"{deliveries} deliveries; {outcome}")
+    return 0 if verdict.match else 1
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
+    from ..files import check_output_file
     from .cost import feature_table, growth_table, render_markdown
 
+    if args.output:
+        # Refused now (OutputError: one line, exit 2), not after the synthesis runs.
+        check_output_file(args.output)
     say = progress_printer("cost")
     growth = growth_table(args.sizes, args.widths, jobs=args.jobs, progress=say)
     features = feature_table(args.feature_sizes, jobs=args.jobs, progress=say)

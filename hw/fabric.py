@@ -6,8 +6,6 @@ co-simulation, waveform and FPGA flows rely on is a port of :class:`Fabric`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -15,39 +13,34 @@ from amaranth.lib.wiring import In, Out
 from ..model.composer import compose_all
 from ..model.config import RunConfig
 from .arbiter import Resolver
-from .bits import counter_width, one_hot_to_binary, peer_width, session_width, used_width
+from .bits import one_hot_to_binary, peer_width
 from .controller import Controller
 from .crossbar import Crossbar
 from .params import check_int, refusing
+from .ports import OUT, PORTS, Port, port_spec
 
 __all__ = ["Fabric", "DeliverySignature", "Port", "fabric_ports", "fabric_signature"]
 
 
 def DeliverySignature(n: int, sessions: int, width: int) -> wiring.Signature:
-    """One processor's delivery port (all members Out)."""
-    return wiring.Signature({
-        "valid": Out(1),
-        "source": Out(peer_width(n)),
-        "session": Out(session_width(sessions)),
-        "word": Out(width),
-    })
+    """One processor's delivery port (all members Out), from :data:`~.ports.PORTS`."""
+    return _group_signature("delivery", n, sessions, width)
 
 
-@dataclass(frozen=True)
-class Port:
-    """One top-level Verilog port of the fabric (``clk``/``rst`` not included)."""
-
-    name: str  #: Verilog name, e.g. ``delivery__3__word``
-    direction: str  #: ``"in"`` or ``"out"``
-    width: int
+def _group_signature(group: str, n: int, sessions: int, width: int) -> wiring.Signature:
+    """The signature of one processor's member of a per-processor port group."""
+    specs = [s for s in PORTS if s.group == group]
+    return wiring.Signature({s.field: (Out if s.direction == OUT else In)(s.width(n, sessions, width))
+                             for s in specs})
 
 
 def fabric_ports(config: RunConfig, width: int = 8) -> list[Port]:
-    """The fabric's top-level ports for ``config``, in signature order.
+    """The fabric's top-level ports for ``config``, read off its built signature.
 
     Names are exactly those of the Verilog from
     :func:`pipegossip.hw.export.verilog_text`; the ``sync`` domain adds
-    ``clk`` and ``rst``.
+    ``clk`` and ``rst``. Equal to :func:`pipegossip.hw.ports.ports` by
+    construction (``tests/test_hw_ports.py`` checks it against the Verilog).
     """
     signature = fabric_signature(config, width)
     return [Port("__".join(map(str, path)), "in" if member.flow == In else "out", len(value))
@@ -61,22 +54,26 @@ def _check(config: object, width: object) -> None:
 
 
 def fabric_signature(config: RunConfig, width: int = 8) -> wiring.Signature:
-    """The signature of :class:`Fabric` (its ports, seen from inside)."""
+    """The signature of :class:`Fabric` (its ports, seen from inside), built from ``PORTS``.
+
+    Groups of per-processor ports become arrays of sub-signatures; the
+    ``words`` group is Amaranth's ``stream.Signature`` (payload, valid in;
+    ready out), so stream helpers and ``wiring.connect`` to a stream work.
+    """
     _check(config, width)
-    n = config.n
-    return wiring.Signature({
-        "start": In(1),
-        "words": In(stream.Signature(width)).array(n),
-        "busy": Out(1),
-        "done": Out(1),
-        "cycle": Out(counter_width(n, config.sessions)),
-        "used": Out(used_width(n)),
-        "action": Out(3).array(n),
-        "peer": Out(peer_width(n)).array(n),
-        "delivery": Out(DeliverySignature(n, config.sessions, width)).array(n),
-        "stall": Out(1),
-        "hold": In(n),
-    })
+    n, sessions = config.n, config.sessions
+    members: dict[str, wiring.Member] = {}
+    for spec in PORTS:
+        if spec.group in members:
+            continue
+        if spec.field is None:
+            member = (Out if spec.direction == OUT else In)(spec.width(n, sessions, width))
+        elif spec.group == "words":
+            member = In(stream.Signature(port_spec("words__payload").width(n, sessions, width)))
+        else:
+            member = Out(_group_signature(spec.group, n, sessions, width))
+        members[spec.group] = member.array(n) if spec.per_processor else member
+    return wiring.Signature(members)
 
 
 class Fabric(wiring.Component):

@@ -4,8 +4,7 @@
   builds, running the testbench (:func:`~.runner.cosimulate`);
 * :mod:`.testbench`: the cocotb driver and monitor (runs inside the simulator);
 * :mod:`.record`: the job and sample formats both sides share;
-* :mod:`.scoreboard`: the samples held against ``pipegossip.model``;
-* :mod:`.words`: the source- and session-tagged words;
+* :mod:`.judge`: any trace record held against ``pipegossip.model`` (the one judge);
 * :mod:`.throughput`: streaming rate measured from a hardware trace;
 * :mod:`.bench`: build time and simulation speed;
 * :mod:`.cli`: ``pipegossip cosim``, ``demo``, ``throughput``, ``cosim-bench``;

@@ -5,7 +5,7 @@ root, so the shared cache is neither used nor disturbed) and runs a number of
 back-to-back gossip runs on it. Build time is wall time of the whole build
 (Verilog generation, Verilator, C++ compile and link), with Verilator's
 run-time library already compiled (it is compiled once per machine, see
-:mod:`pipegossip.sim.runner`); the CPU time of the build's child processes is
+:mod:`pipegossip.sim.verilator_runtime`); the CPU time of the build's child processes is
 given too, since wall time depends on what else the machine is doing.
 Simulation speed counts only the cycles the testbench drove, over the wall
 time the testbench spent in them, so simulator start-up is not included
@@ -20,8 +20,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..model.config import RunConfig
-from .runner import DEFAULT_RECIPE, Recipe, build, build_root, default_runs, run_build
-from .scoreboard import check_run
+from .cosim import default_runs
+from .judge import judge
+from .paths import build_root
+from .runner import build, run_build
+from .simulators import DEFAULT_RECIPE, Recipe
 
 __all__ = ["BenchPoint", "bench_one"]
 
@@ -71,7 +74,7 @@ def bench_one(config: RunConfig, width: int = 8, runs: int = 20,
     t1 = time.monotonic()
     hw = run_build(b, specs)
     process = time.monotonic() - t1
-    match = all(check_run(config, width, r).match for r in hw)
+    match = all(judge(config, width, r).match for r in hw)
     cycles = sum(len(r.samples["busy"]) for r in hw)
     sim = sum(r.wall_seconds for r in hw)
     lines = b.verilog.read_text(encoding="utf-8").count("\n")

@@ -1,16 +1,29 @@
-"""What the testbench is asked to do and what it brings back.
+"""The one trace record of a fabric run, and the cocotb job that asks for it.
+
+:class:`HwRun` is simulator-neutral: the cocotb testbench
+(:mod:`pipegossip.sim.testbench`), the Amaranth-simulator runner
+(:mod:`pipegossip.sim.amaranth_run`) and the waveform read-back
+(:mod:`pipegossip.waveforms.readback`) each produce one, and
+:func:`pipegossip.sim.judge.judge` is the only code that holds one against the
+model. It holds the fabric's ports once per clock cycle, sampled as a flip-flop
+would capture them: the outputs (action/peer rows, used, busy, done, cycle,
+stall, the delivery fields with source, session and word, ``ready``) and the
+inputs driven (start, hold, ``valid``/``payload``, hence the handshakes), plus
+how the run ended and where it came from. Field names derive from the port
+table (:mod:`pipegossip.hw.ports`, see :func:`record_field`).
+
+Cycle numbers follow the pinned cycle contract: cycle 0 is the cycle in which
+``start`` is high (sampled at the edge ending it), cycle t = 1..L shows step
+t, negative cycles are the idle cycles before the start.
+
+A record may lack fields (a dump without ``delivery`` ports): the judge then
+names the checks it could not make. A record without the trace (``action``
+and ``peer``) is refused.
 
 The runner writes a :class:`Job` (JSON) for the cocotb testbench, which runs
 inside the simulator process; the testbench writes one :class:`HwRun` per
 requested run (JSON) back. Both sides import this module, so the file format
 is defined once.
-
-A :class:`HwRun` is the raw monitor output: every port the testbench drove or
-sampled, once per clock cycle, sampled after ``ReadOnly()``. Cycle numbers
-follow the pinned cycle contract: cycle 0 is the cycle in which ``start`` is
-high (sampled at the edge ending it), cycle t = 1..L shows step t, negative
-cycles are the idle cycles before the start. Judging the samples is the
-scoreboard's job (:mod:`pipegossip.sim.scoreboard`), not the testbench's.
 """
 
 from __future__ import annotations
@@ -21,21 +34,42 @@ from pathlib import Path
 
 import numpy as np
 
+from ..hw.ports import PORTS, lane_names, scalar_names
 from ..model.config import RunConfig
-from ..model.runtable import RunTable
+from ..model.runtable import IDLE, RunTable
 
-__all__ = ["RunSpec", "Job", "HwRun", "SCALAR_FIELDS", "LANE_FIELDS", "WORD_FIELDS", "JOB_ENV"]
+__all__ = ["RunSpec", "Job", "HwRun", "SCALAR_FIELDS", "LANE_FIELDS", "WORD_FIELDS",
+           "TRACE_FIELDS", "PORT_OF_FIELD", "record_field", "JOB_ENV"]
 
 #: Environment variable through which the runner hands the job file to the testbench.
 JOB_ENV = "PIPEGOSSIP_COSIM_JOB"
 
+
+def record_field(key: str) -> str:
+    """The record's field for port-table key ``key``.
+
+    The ``words`` stream's fields keep their names (``payload``, ``valid``,
+    ``ready``); the ``delivery`` fields get a ``d`` (``dvalid``, ``dword``);
+    other ports keep their key.
+    """
+    group, _, member = key.partition("__")
+    if group == "words":
+        return member
+    if group == "delivery":
+        return "d" + member
+    return key
+
+
+#: Record field -> port-table key (``"dword"`` -> ``"delivery__word"``).
+PORT_OF_FIELD = {record_field(p.key): p.key for p in PORTS}
 #: Per-cycle samples of one value each.
-SCALAR_FIELDS = ("start", "busy", "done", "stall", "cycle", "used", "hold")
-#: Lane fields holding words, which may be wider than 64 bits.
-WORD_FIELDS = ("dword", "payload")
+SCALAR_FIELDS = tuple(record_field(k) for k in scalar_names())
 #: Per-cycle samples of one value per processor.
-LANE_FIELDS = ("action", "peer", "dvalid", "dsource", "dsession", "dword",
-               "ready", "valid", "payload")
+LANE_FIELDS = tuple(record_field(k) for k in lane_names())
+#: Lane fields holding words, which may be wider than 64 bits (their width is the word width).
+WORD_FIELDS = tuple(record_field(p.key) for p in PORTS if p.width(2, 1, 1 << 20) == 1 << 20)
+#: The fields without which there is nothing to judge.
+TRACE_FIELDS = ("action", "peer")
 
 
 @dataclass
@@ -44,8 +78,10 @@ class RunSpec:
 
     Attributes
     ----------
-    word_seed : int
-        Seed of the tagged words (:func:`pipegossip.sim.words.tagged_words`).
+    word_seed : int or None
+        Seed of the tagged words (:class:`pipegossip.hw.words.WordScheme`);
+        None when unknown (a dump): the judge then expects the words the
+        record shows taken at the handshakes.
     reset : bool
         Pulse ``rst`` before this run (the first run of a job always resets).
     idle : int
@@ -63,7 +99,7 @@ class RunSpec:
         End the run this many cycles after ``stall`` was first seen.
     """
 
-    word_seed: int = 0
+    word_seed: int | None = 0
     reset: bool = False
     idle: int = 2
     tail: int = 4
@@ -99,23 +135,38 @@ class Job:
 
 @dataclass
 class HwRun:
-    """The samples of one run, cycle ``first_cycle`` first.
+    """The samples of one run, cycle ``first_cycle`` first: the one trace record.
 
     Attributes
     ----------
     spec : RunSpec
-        What the testbench was asked to do.
+        What the producer was asked to do (word seed, hold, cycle budget).
     n : int
         Number of processors.
     first_cycle : int
         Cycle number of sample 0 (negative: idle cycles before the start).
     samples : dict of str to numpy.ndarray
-        ``SCALAR_FIELDS`` as ``(T,)`` arrays, ``LANE_FIELDS`` as ``(T, N)``.
+        ``SCALAR_FIELDS`` as ``(T,)`` arrays, ``LANE_FIELDS`` as ``(T, N)``;
+        a field the producer could not see is absent (see :attr:`missing`).
     ended : str
         ``"done"`` (done rose and the tail was sampled), ``"stall"`` (stopped
-        after the watchdog rose) or ``"timeout"`` (``max_cycles`` reached).
+        after the watchdog rose) or ``"timeout"`` (``max_cycles`` reached, or
+        a dump that ends while busy).
     wall_seconds : float
-        Wall time the testbench spent in this run's cycles.
+        Wall time the producer spent in this run's cycles.
+    extra : dict
+        ``after_reset``: the run follows a reset (``done`` low before it).
+    origin : str
+        Where the samples come from (``"cocotb verilator"``, ``"Amaranth
+        simulator"``, ``"dump run.vcd scope=TOP.fabric run=1"``).
+    problems : list of str
+        What the producer saw but could not record as a sample (x/z values,
+        a port contradicting another); the judge lists each as a mismatch.
+
+    Raises
+    ------
+    ValueError
+        When the trace (``action`` and ``peer``) is missing.
     """
 
     spec: RunSpec
@@ -125,11 +176,33 @@ class HwRun:
     ended: str
     wall_seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    origin: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        absent = [k for k in TRACE_FIELDS if k not in self.samples]
+        if absent:
+            raise ValueError(f"a trace record needs {' and '.join(TRACE_FIELDS)}; "
+                             f"{self.origin or 'this record'} lacks {', '.join(absent)}")
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Fields of the port table that this record does not hold."""
+        return tuple(k for k in SCALAR_FIELDS + LANE_FIELDS if k not in self.samples)
+
+    def has(self, *names: str) -> bool:
+        """Whether every field in ``names`` was recorded."""
+        return all(k in self.samples for k in names)
 
     @property
     def cycles(self) -> np.ndarray:
         """The cycle number of every sample."""
-        return np.arange(len(self.samples["busy"])) + self.first_cycle
+        return np.arange(len(self.samples["action"])) + self.first_cycle
+
+    @property
+    def last_cycle(self) -> int:
+        """The last sampled cycle."""
+        return int(self.first_cycle + len(self.samples["action"]) - 1)
 
     def at(self, name: str, cycle: int):
         """Sample ``name`` at ``cycle`` (a scalar or an ``(N,)`` row)."""
@@ -143,8 +216,15 @@ class HwRun:
 
     @property
     def busy_cycles(self) -> int:
-        """Cycles from cycle 1 on in which ``busy`` was high (the hardware's L)."""
-        return int(self.window("busy", 1, self.cycles[-1]).sum())
+        """Cycles from cycle 1 on in which ``busy`` was high (the hardware's L).
+
+        Without ``busy``: cycles up to the last one in which a processor was
+        not idle.
+        """
+        if "busy" in self.samples:
+            return int(self.window("busy", 1, self.last_cycle).sum())
+        acting = np.flatnonzero((self.window("action", 1, self.last_cycle) != IDLE).any(axis=1))
+        return int(acting[-1]) + 1 if acting.size else 0
 
     def table(self, length: int | None = None) -> RunTable:
         """The hardware run-table of cycles ``1 .. length`` (default: busy cycles).
@@ -161,12 +241,15 @@ class HwRun:
         t = got.shape[0]
         actions[:, :t] = got.T
         peers[:, :t] = self.window("peer", 1, length).T
-        used[:t] = self.window("used", 1, length)
-        return RunTable(actions, peers, used)
+        if "used" in self.samples:
+            used[:t] = self.window("used", 1, length)
+            return RunTable(actions, peers, used)
+        return RunTable(actions, peers)  # used counted from the trace
 
     def to_json(self) -> dict:
         return dict(spec=asdict(self.spec), n=self.n, first_cycle=self.first_cycle,
                     ended=self.ended, wall_seconds=self.wall_seconds, extra=self.extra,
+                    origin=self.origin, problems=list(self.problems),
                     samples={k: v.tolist() for k, v in self.samples.items()})
 
     @classmethod
@@ -182,4 +265,5 @@ class HwRun:
         return cls(spec=RunSpec(**data["spec"]), n=n, first_cycle=int(data["first_cycle"]),
                    samples=samples, ended=data["ended"],
                    wall_seconds=float(data.get("wall_seconds", 0.0)),
-                   extra=dict(data.get("extra", {})))
+                   extra=dict(data.get("extra", {})), origin=data.get("origin", ""),
+                   problems=list(data.get("problems", [])))

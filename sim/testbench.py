@@ -5,7 +5,7 @@ This module runs inside the simulator (loaded by cocotb through
 with the path of a :class:`~pipegossip.sim.record.Job` in the environment
 variable ``PIPEGOSSIP_COSIM_JOB``. For every requested run it
 
-* drives the tagged words (:func:`~pipegossip.sim.words.tagged_words`) on the
+* drives the tagged words (:class:`~pipegossip.hw.words.WordScheme`) on the
   ``words`` streams: session 0's word together with ``start``, and the next
   session's word right after each handshake (``ready & valid`` at a rising
   edge), with ``valid`` low once a processor has no word left;
@@ -14,7 +14,8 @@ variable ``PIPEGOSSIP_COSIM_JOB``. For every requested run it
   cycles before the start until a few cycles after ``done`` (or the watchdog,
   or a cycle budget), and writes the samples to the job's result file.
 
-It judges nothing: the scoreboard holds the samples against the golden model
+It judges nothing: the judge (:mod:`pipegossip.sim.judge`) holds the samples
+against the golden model
 after the simulator has exited, so a failing comparison never depends on
 simulator state, and the same samples can be inspected later.
 """
@@ -30,8 +31,10 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from .record import JOB_ENV, LANE_FIELDS, SCALAR_FIELDS, HwRun, Job, RunSpec
-from .words import tagged_words
+from ..hw.ports import IN, OUT, lane_names, port_spec, scalar_names
+from ..hw.words import tagged_words
+from .record import (JOB_ENV, LANE_FIELDS, SCALAR_FIELDS, WORD_FIELDS, HwRun, Job, RunSpec,
+                     record_field)
 
 __all__ = ["gossip_runs"]
 
@@ -40,25 +43,25 @@ CLOCK_NS = 10
 
 
 class _Ports:
-    """Handles of the fabric's top-level ports (names pinned by the interface)."""
+    """Handles of the fabric's top-level ports, named by the port table (:mod:`~pipegossip.hw.ports`).
+
+    ``outs`` and ``lanes`` (keyed by record field) are every output the
+    monitor samples; the inputs are driven by :class:`_Driver`, which
+    reports what it drives.
+    """
 
     def __init__(self, dut, n: int):
         self.clk = dut["clk"]
         self.rst = dut["rst"]
         self.start = dut["start"]
         self.hold = dut["hold"]
-        self.outs = {name: dut[name] for name in ("busy", "done", "stall", "cycle", "used")}
-        self.lanes = {
-            "action": [dut[f"action__{i}"] for i in range(n)],
-            "peer": [dut[f"peer__{i}"] for i in range(n)],
-            "dvalid": [dut[f"delivery__{i}__valid"] for i in range(n)],
-            "dsource": [dut[f"delivery__{i}__source"] for i in range(n)],
-            "dsession": [dut[f"delivery__{i}__session"] for i in range(n)],
-            "dword": [dut[f"delivery__{i}__word"] for i in range(n)],
-            "ready": [dut[f"words__{i}__ready"] for i in range(n)],
-        }
-        self.payload = [dut[f"words__{i}__payload"] for i in range(n)]
-        self.valid = [dut[f"words__{i}__valid"] for i in range(n)]
+        self.outs = {record_field(k): dut[k] for k in scalar_names(OUT)}
+        self.lanes = {record_field(k): [dut[port_spec(k).verilog_name(i)] for i in range(n)]
+                      for k in lane_names(OUT)}
+        lane_in = {record_field(k): [dut[port_spec(k).verilog_name(i)] for i in range(n)]
+                   for k in lane_names(IN)}
+        self.payload = lane_in["payload"]
+        self.valid = lane_in["valid"]
 
 
 class _Monitor:
@@ -82,7 +85,7 @@ class _Monitor:
     def samples(self) -> dict[str, np.ndarray]:
         out = {}
         for k, v in self.rows.items():
-            out[k] = np.array(v, dtype=object if k in ("dword", "payload") else np.int64)
+            out[k] = np.array(v, dtype=object if k in WORD_FIELDS else np.int64)
         return out
 
 
@@ -188,7 +191,8 @@ async def _one_run(ports: _Ports, n: int, sessions: int, width: int, spec: RunSp
     await RisingEdge(ports.clk)
     driver.idle_inputs()
     return HwRun(spec=spec, n=n, first_cycle=-spec.idle, samples=monitor.samples(),
-                 ended=ended, wall_seconds=wall, extra=dict(after_reset=after_reset))
+                 ended=ended, wall_seconds=wall, extra=dict(after_reset=after_reset),
+                 origin=f"cocotb {cocotb.SIM_NAME}")
 
 
 @cocotb.test()

@@ -2,12 +2,11 @@
 
 Glasgow style: one shared list of cases (:func:`cases`), a reference run
 (:func:`ref_run`, the model) and an RTL run (:func:`rtl_run`, the fabric in
-Amaranth's simulator), compared cycle by cycle.
+Amaranth's simulator, recorded as a trace record), compared cycle by cycle
+by the one judge (:func:`pipegossip.sim.judge.judge`).
 """
 
 from __future__ import annotations
-
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -17,10 +16,13 @@ from hypothesis import strategies as st
 from paper import CASES as PAPER_CASES
 from paper import IDS as PAPER_IDS
 
-from pipegossip.model import RunConfig, RunResult, simulate
-from pipegossip.model.runtable import IDLE, WR, WS
 from pipegossip.hw.fabric import Fabric, fabric_ports
-from pipegossip.hw.testbench import FabricRun, run_fabric, tag_word
+from pipegossip.hw.words import WordScheme
+from pipegossip.model import RunConfig, RunResult, simulate
+from pipegossip.model.runtable import WR, WS
+from pipegossip.sim.amaranth_run import run_fabric
+from pipegossip.sim.judge import judge, judge_watchdog
+from pipegossip.sim.record import HwRun
 
 
 # -- the shared cases ---------------------------------------------------------
@@ -66,53 +68,35 @@ def ref_run(config: RunConfig) -> RunResult:
     return simulate(config, table=True)
 
 
-def rtl_run(config: RunConfig, width: int = 8) -> FabricRun:
+def rtl_run(config: RunConfig, width: int = 8) -> HwRun:
     return run_fabric(config, width)
 
 
 # -- cycle equality -----------------------------------------------------------
 
 def check_against_model(config: RunConfig, width: int = 8) -> None:
-    ref = ref_run(config)
+    """The judge finds nothing, and could check everything.
+
+    The judge demands (sim/judge.py): the run lasts exactly L cycles (busy in
+    1..L, done from L+1 on, ``cycle`` counting 1..L) and every cycle shows
+    the model's step, action AND peer, with ``used`` equal to the model's
+    utilisation; ``stall`` never rises; idle outputs before the start (done
+    low after reset) and after the run; the model's deliveries, each with
+    the source's tagged word of its session, and every word to every other
+    processor exactly once per session; session 0's word taken with start,
+    session s+1's in the cycle of the processor's last transfer of session
+    s, and no other ``ready``.
+    """
     rtl = rtl_run(config, width)
-    n, sessions, length = config.n, config.sessions, ref.length
-
-    # The run lasts exactly L cycles and every cycle shows the model's step.
-    assert rtl.finished
-    assert rtl.length == length
-    np.testing.assert_array_equal(rtl.table.actions, ref.table.actions)
-    np.testing.assert_array_equal(rtl.table.peers, ref.table.peers)
-    np.testing.assert_array_equal(rtl.table.used, ref.utilization)
-    assert rtl.table == ref.table
-    np.testing.assert_array_equal(rtl.cycle, np.arange(1, length + 1))
-    assert not rtl.stall.any()
-
-    # Idle before, done right after cycle L.
-    assert rtl.before["busy"] == 0 and rtl.before["done"] == 0
-    assert rtl.before["actions"] == [IDLE] * n and rtl.before["peers"] == [0] * n
-    for idle in rtl.after:
-        assert idle["busy"] == 0 and idle["done"] == 1 and idle["cycle"] == 0
-        assert idle["stall"] == 0
-        assert idle["actions"] == [IDLE] * n and idle["peers"] == [0] * n
-
-    # Deliveries: the model's transfers, each with the source's word of its session.
-    got = sorted((d.step, d.src, d.dst, d.session) for d in rtl.deliveries)
-    assert got == sorted(ref.deliveries.rows())
-    for d in rtl.deliveries:
-        assert d.word == tag_word(d.src, d.session, sessions, width)
-    pairs = Counter((d.src, d.dst, d.session) for d in rtl.deliveries)
-    assert pairs == Counter({(i, j, s): 1 for i in range(n) for j in range(n) if i != j
-                             for s in range(sessions)})
-
-    # Words: session 0's with start, session s+1's in the cycle of the
-    # processor's last transfer of session s.
-    last = {}
-    for step, src, dst, s in ref.deliveries.rows():
-        for p in (src, dst):
-            last[p, s] = max(last.get((p, s), 0), step)
-    expected = [(0, i, 0) for i in range(n)]
-    expected += [(last[i, s], i, s + 1) for i in range(n) for s in range(sessions - 1)]
-    assert sorted(rtl.handshakes) == sorted(expected)
+    verdict = judge(config, width, rtl)
+    assert verdict.match, verdict.report()
+    # Nothing was skipped: the Amaranth record holds every port of the table.
+    assert rtl.missing == () and verdict.unchecked == []
+    assert rtl.ended == "done"
+    assert rtl.busy_cycles == ref_run(config).length
+    assert rtl.table() == ref_run(config).table
+    # The judge saw the idle cycle before and the cycles after the run.
+    assert rtl.first_cycle < 0 and rtl.last_cycle >= rtl.busy_cycles + 2
 
 
 @pytest.mark.parametrize("config", family_cases(), ids=lambda c: c.slug)
@@ -128,8 +112,8 @@ def test_every_feature_combination_matches_the_model(config):
 @pytest.mark.parametrize("case", PAPER_CASES, ids=PAPER_IDS)
 def test_paper_tables_in_hardware(case):
     rtl = rtl_run(case.config)
-    assert rtl.length == case.length
-    assert tuple(rtl.table.used.tolist()) == case.utilization
+    assert rtl.busy_cycles == case.length
+    assert tuple(rtl.table().used.tolist()) == case.utilization
     check_against_model(case.config)
 
 
@@ -164,16 +148,18 @@ def test_larger_fabrics_match_the_model(n, options):
 def test_watchdog_rises_when_the_first_sender_is_held():
     config = RunConfig.family(5, "identity")
     rtl = run_fabric(config, hold=0b00001, max_cycles=6)
-    assert not rtl.finished
+    assert rtl.ended != "done"
+    assert judge_watchdog(config, rtl).match, judge_watchdog(config, rtl).report()
+    table = rtl.table(6)
     # Nothing can move while p0 (everyone's first sender) is held.
-    assert rtl.table.used.tolist() == [0] * 6
-    assert rtl.table.actions[0].tolist() == [WS] * 6
-    assert rtl.table.peers[0].tolist() == [1] * 6
-    assert rtl.table.actions[1].tolist() == [WR] * 6
-    assert rtl.table.peers[1].tolist() == [0] * 6
+    assert table.used.tolist() == [0] * 6
+    assert table.actions[0].tolist() == [WS] * 6
+    assert table.peers[0].tolist() == [1] * 6
+    assert table.actions[1].tolist() == [WR] * 6
+    assert table.peers[1].tolist() == [0] * 6
     # The watchdog registers who acted, then looks: high from two cycles
     # after the first transfer-free busy cycle.
-    assert rtl.stall.tolist() == [0, 0, 1, 1, 1, 1]
+    assert rtl.window("stall", 1, 6).tolist() == [0, 0, 1, 1, 1, 1]
 
 
 @pytest.mark.parametrize("config", [
@@ -185,17 +171,21 @@ def test_watchdog_rises_when_the_first_sender_is_held():
 @pytest.mark.parametrize("held", [0, 3, 5])
 def test_watchdog_rises_after_the_first_cycle_without_a_transfer(config, held):
     ref = ref_run(config)
-    rtl = run_fabric(config, hold=1 << held, max_cycles=ref.length + 4)
+    cycles = ref.length + 4
+    rtl = run_fabric(config, hold=1 << held, max_cycles=cycles)
     # A held processor never finishes, so the run cannot end ...
-    assert not rtl.finished
+    assert rtl.ended != "done"
+    verdict = judge_watchdog(config, rtl)
+    assert verdict.match, verdict.report()
+    table = rtl.table(cycles)
     # ... it shows only waits ...
-    assert set(rtl.table.actions[held].tolist()) <= {WS, WR}
+    assert set(table.actions[held].tolist()) <= {WS, WR}
     # ... and the watchdog is exactly "some busy cycle at least two cycles
     # ago fired nothing" (it registers who acted, then looks).
-    idle = rtl.table.used == 0
+    idle = table.used == 0
     assert idle.any()
     expected = np.concatenate([[False, False], np.cumsum(idle)[:-2] > 0])
-    np.testing.assert_array_equal(rtl.stall.astype(bool), expected)
+    np.testing.assert_array_equal(rtl.window("stall", 1, cycles).astype(bool), expected)
 
 
 def _drive(config: RunConfig, script):
@@ -337,6 +327,10 @@ def test_peer_width(n, pw):
 
 @pytest.mark.parametrize("n, sessions, width", [(8, 3, 8), (16, 16, 8), (5, 1, 3), (2, 1, 1)])
 def test_tagged_words_tell_every_processor_and_session_apart(n, sessions, width):
-    words = {tag_word(i, s, sessions, width) for i in range(n) for s in range(sessions)}
+    scheme = WordScheme(n, sessions, width)
+    words = {scheme.word(i, s) for i in range(n) for s in range(sessions)}
     assert len(words) == n * sessions
     assert all(0 <= w < 1 << width for w in words)
+    tagged = scheme.tagged(n - 1, sessions - 1)
+    assert (tagged.source, tagged.session) == (n - 1, sessions - 1)
+    assert tagged.word == scheme.word(n - 1, sessions - 1)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from pipegossip.model import RunConfig, simulate
-from pipegossip.sim.runner import cosimulate
-from pipegossip.sim.scoreboard import show
+from pipegossip.sim.cosim import cosimulate
+from pipegossip.sim.judge import show
 
 CASES = [
     RunConfig.family(5, "pipelined"),

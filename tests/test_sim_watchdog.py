@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pipegossip.model import RunConfig
 from pipegossip.sim.record import RunSpec
-from pipegossip.sim.runner import build, default_runs, run_build
-from pipegossip.sim.scoreboard import check_run, check_watchdog, model_result
+from pipegossip.sim.cosim import default_runs
+from pipegossip.sim.runner import build, run_build
+from pipegossip.sim.judge import judge, judge_watchdog, model_result
 
 
 def test_hold_raises_the_watchdog_and_reset_recovers():
@@ -28,15 +29,15 @@ def test_hold_raises_the_watchdog_and_reset_recovers():
     b = build(config, 8)
     first, all_held, one_held, after = run_build(b, runs)
 
-    assert check_run(config, 8, first).match
+    assert judge(config, 8, first).match
     for run in (all_held, one_held):
-        verdict = check_watchdog(config, run)
+        verdict = judge_watchdog(config, run)
         assert verdict.match, verdict.report()
         assert run.ended == "stall"
     # held processors show waits, never transfers
     held = all_held.window("action", 1, int(all_held.cycles[-1]))
     assert set(held.ravel().tolist()) <= {1, 3}
-    verdict = check_run(config, 8, after)
+    verdict = judge(config, 8, after)
     assert verdict.match, verdict.report()
 
 
@@ -44,6 +45,6 @@ def test_a_valid_run_judged_as_a_watchdog_run_fails():
     # The watchdog check is not vacuous: a run where nothing is held has no stall.
     config = RunConfig.family(5, "pipelined")
     (run,) = run_build(build(config, 8), default_runs(config, [4]))
-    verdict = check_watchdog(config, run)
+    verdict = judge_watchdog(config, run)
     assert not verdict.match
     assert verdict.first_mismatch.got in ("stall never rose", "done high")

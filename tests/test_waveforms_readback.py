@@ -18,7 +18,9 @@ from amaranth.sim import Simulator
 from pipegossip.hw.fabric import Fabric
 from pipegossip.model import RunConfig, RunResult, RunTable, simulate
 from pipegossip.model.paper import paper_cases
-from pipegossip.waveforms.golden import golden_word, write_golden_dump
+from pipegossip.hw.words import tagged_word
+from pipegossip.sim.judge import judge
+from pipegossip.waveforms.golden import write_golden_dump
 from pipegossip.waveforms.readback import read_dump
 
 def paper_configs() -> list[tuple[str, RunConfig]]:
@@ -44,7 +46,7 @@ def amaranth_dump(config: RunConfig, path: Path, *, runs: int = 1, hold: int = 0
         for _ in range(runs):
             session = [0] * n
             for i in range(n):
-                ctx.set(fabric.words[i].payload, golden_word(i, 0, n, width))
+                ctx.set(fabric.words[i].payload, tagged_word(i, 0, n, sessions, width))
                 ctx.set(fabric.words[i].valid, 1)
             ctx.set(fabric.start, 1)
             for _ in range(length + 1):
@@ -55,7 +57,7 @@ def amaranth_dump(config: RunConfig, path: Path, *, runs: int = 1, hold: int = 0
                     if taken[i]:
                         session[i] += 1
                         if session[i] < sessions:
-                            ctx.set(fabric.words[i].payload, golden_word(i, session[i], n, width))
+                            ctx.set(fabric.words[i].payload, tagged_word(i, session[i], n, sessions, width))
             await ctx.tick().repeat(2)
 
     sim.add_testbench(testbench)
@@ -75,9 +77,13 @@ def assert_matches_model(rb, config: RunConfig) -> None:
     for a, b in ((d.step, m.step), (d.src, m.src), (d.dst, m.dst), (d.session, m.session)):
         assert np.array_equal(a, b)
     # The testbench's words make every delivered word predictable.
-    want = [golden_word(int(s), int(k), config.n, 8) for s, k in zip(m.src, m.session)]
+    want = [tagged_word(int(s), int(k), config.n, config.sessions, 8)
+            for s, k in zip(m.src, m.session)]
     assert rb.words.tolist() == want
     assert rb.problems == []
+    # The judge holds the read-back's record against the model, every check made.
+    verdict = judge(config, 8, rb.record)
+    assert verdict.match and verdict.unchecked == [], verdict.report()
 
 
 AMARANTH_CASES = [
@@ -123,7 +129,7 @@ def test_held_processor_shows_stall_and_an_incomplete_run(tmp_path):
 
 
 def test_verilator_dump_reads_back_as_the_model(tmp_path):
-    runner = pytest.importorskip("pipegossip.sim.runner")
+    runner = pytest.importorskip("pipegossip.sim.cosim")
     from pipegossip.sim.toolchain import ToolchainError, use_verilator
     try:
         use_verilator()
@@ -171,3 +177,22 @@ def test_json_has_the_shape_of_run(tmp_path):
     for key in ("N", "L", "mu", "efficiency", "used_slots", "utilization", "table", "deliveries"):
         assert data[key] == ref[key], key
     assert data["source"]["scope"] == "TOP.pipegossip_model"
+
+
+def test_a_dump_without_delivery_ports_names_the_checks_not_made(tmp_path):
+    from pipegossip.sim.record import HwRun
+
+    config = RunConfig.family(4, "pipelined")
+    rb = read_dump(write_golden_dump(simulate(config, table=True), tmp_path / "g.vcd"))
+    record = rb.record
+    kept = {k: v for k, v in record.samples.items() if not k.startswith("d")}
+    bare = HwRun(record.spec, record.n, record.first_cycle, kept, record.ended,
+                 origin=record.origin)
+    verdict = judge(config, 8, bare)
+    assert verdict.match
+    assert any(u.startswith("delivery (no dvalid") for u in verdict.unchecked)
+    assert "not checked" in verdict.report()
+    assert "and every delivery" not in verdict.summary()
+    # A record without the trace is refused.
+    with pytest.raises(ValueError, match="lacks action"):
+        HwRun(record.spec, record.n, 0, {"peer": record.samples["peer"]}, "done")

@@ -17,22 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..hw.ports import CLOCK_PORTS, ports
+from ..hw.words import WordScheme
 from ..model.result import RunResult
 
-__all__ = ["write_golden_dump", "golden_word", "port_widths"]
-
-
-def golden_word(src: int, session: int, n: int, width: int) -> int:
-    """The word processor ``src`` offers for ``session``: distinct while they fit."""
-    return (session * n + src + 1) % (1 << width)
-
-
-def port_widths(n: int, length: int, sessions: int, width: int) -> dict[str, int]:
-    """Port widths of the pinned interface for a run of ``length`` steps."""
-    pw = max(1, (n - 1).bit_length())
-    return {"peer": pw, "source": pw, "cycle": max(1, length.bit_length()),
-            "used": max(1, n.bit_length()), "session": max(1, (sessions - 1).bit_length()),
-            "word": width, "action": 3}
+__all__ = ["write_golden_dump"]
 
 
 class _VCDOut:
@@ -104,7 +93,8 @@ def write_golden_dump(result: RunResult, path: str | Path, *, width: int = 8,
     path : str or Path
         ``.vcd`` or ``.fst`` (chosen by suffix).
     width : int
-        Word width; words are :func:`golden_word` values.
+        Word width; words are the tagged words of seed 0
+        (:class:`pipegossip.hw.words.WordScheme`).
     scope : str
         Dotted scope for the ports.
     period_ps : int
@@ -121,21 +111,16 @@ def write_golden_dump(result: RunResult, path: str | Path, *, width: int = 8,
     path = Path(path)
     config, table = result.config, result.table
     n, length, sessions = config.n, table.length, config.sessions
-    wd = port_widths(n, length, sessions, width)
+    words = WordScheme(n, sessions, width)
+    word_of = words.word
     out = _FSTOut(path, 1) if path.suffix.lower() == ".fst" else _VCDOut(path, 1)
     sc = scope.split(".")
-    ports: dict[str, int] = {}
-    for name, size in (("clk", 1), ("rst", 1), ("start", 1), ("busy", 1), ("done", 1),
-                       ("stall", 1), ("cycle", wd["cycle"]), ("used", wd["used"])):
-        ports[name] = out.var(sc, name, size)
-    for i in range(n):
-        ports[f"action__{i}"] = out.var(sc, f"action__{i}", 3)
-        ports[f"peer__{i}"] = out.var(sc, f"peer__{i}", wd["peer"])
-        for f in ("valid", "source", "session", "word"):
-            size = {"valid": 1, "source": wd["source"], "session": wd["session"], "word": width}[f]
-            ports[f"delivery__{i}__{f}"] = out.var(sc, f"delivery__{i}__{f}", size)
-        for f, size in (("payload", width), ("valid", 1), ("ready", 1)):
-            ports[f"words__{i}__{f}"] = out.var(sc, f"words__{i}__{f}", size)
+    handles: dict[str, int] = {}
+    for name in CLOCK_PORTS:
+        handles[name] = out.var(sc, name, 1)
+    # Every port of the table, with the fabric's own widths.
+    for port in ports(n, sessions, width):
+        handles[port.name] = out.var(sc, port.name, port.width)
 
     d = result.deliveries
     # Each processor takes session s+1's word in the step of its last action of session s.
@@ -151,12 +136,12 @@ def write_golden_dump(result: RunResult, path: str | Path, *, width: int = 8,
         by_step.setdefault(int(d.step[k]), []).append(k)
 
     frames: list[dict[str, int]] = []
-    idle = {name: 0 for name in ports if name != "clk"}
+    idle = {name: 0 for name in handles if name != "clk"}
     for _ in range(reset_cycles):
         frames.append(dict(idle, rst=1))
     first = dict(idle, start=1)
     for i in range(n):
-        first.update({f"words__{i}__payload": golden_word(i, 0, n, width),
+        first.update({f"words__{i}__payload": word_of(i, 0),
                       f"words__{i}__valid": 1, f"words__{i}__ready": 1})
     frames.append(first)
     offered = [1] * n  # session 0's word went with start; the next one is presented
@@ -166,13 +151,13 @@ def write_golden_dump(result: RunResult, path: str | Path, *, width: int = 8,
             fr[f"action__{i}"] = int(table.actions[i, t - 1])
             fr[f"peer__{i}"] = int(table.peers[i, t - 1])
             if offered[i] < sessions:
-                fr[f"words__{i}__payload"] = golden_word(i, offered[i], n, width)
+                fr[f"words__{i}__payload"] = word_of(i, offered[i])
                 fr[f"words__{i}__valid"] = 1
         for k in by_step.get(t, ()):
             j, src, ses = int(d.dst[k]), int(d.src[k]), int(d.session[k])
             fr.update({f"delivery__{j}__valid": 1, f"delivery__{j}__source": src,
                        f"delivery__{j}__session": ses,
-                       f"delivery__{j}__word": golden_word(src, ses, n, width)})
+                       f"delivery__{j}__word": word_of(src, ses)})
         for i in take_at.get(t, ()):
             fr[f"words__{i}__ready"] = 1
             offered[i] += 1
@@ -182,7 +167,7 @@ def write_golden_dump(result: RunResult, path: str | Path, *, width: int = 8,
 
     # Frame k is sampled at rising edge k, at k*P + P/2; it is set at edge k-1.
     half = period_ps // 2
-    clk = ports["clk"]
+    clk = handles["clk"]
     out.change(0, clk, 0)
     prev: dict[str, int] = {}
     for k, fr in enumerate(frames):
@@ -191,7 +176,7 @@ def write_golden_dump(result: RunResult, path: str | Path, *, width: int = 8,
             out.change(t_set, clk, 1)
         for name, value in fr.items():
             if prev.get(name) != value:
-                out.change(t_set, ports[name], value)
+                out.change(t_set, handles[name], value)
         prev = fr
         if k:
             out.change(k * period_ps, clk, 0)

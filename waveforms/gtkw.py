@@ -24,6 +24,7 @@ import math
 from pathlib import Path
 
 from ..files import atomic_write
+from ..hw.ports import CLOCK_PORTS, PORTS, PortSpec
 from ..model.runtable import ACTION_NAMES, IDLE, R, S, WR, WS, token
 from .dump import Var, open_dump
 from .portdump import gtkwave_can_parse, write_port_dump
@@ -31,6 +32,14 @@ from ..model.errors import FormatError
 from .readback import find_fabric, read_dump
 
 __all__ = ["write_gtkw", "action_filter", "slot_filter"]
+
+
+def _format(spec: PortSpec) -> str:
+    """GTKWave data format of a port: bits in binary, words in hex, numbers in decimal."""
+    wide = 1 << 20  # a width no other port has: tells word-sized ports apart
+    if spec.width(3, 2, wide) == wide:
+        return "hex"
+    return "bin" if spec.width(3, 2, 8) == 1 else "dec"
 
 
 def action_filter() -> str:
@@ -67,12 +76,27 @@ def _bits(var: Var) -> list[str]:
     return [f"({k}){_name(var)}" for k in range(var.size)]
 
 
+#: The window the save file asks for, and the widths of its signal search
+#: tree (``[sst_width]``) and signal-name pane (``[signals_width]``).
+_WINDOW = (1600, 900)
+_SST_WIDTH = 240
+_SIGNALS_WIDTH = 260
+#: Pixels of the wave pane the run is fitted into: what the window leaves
+#: beside the two panes, less 100 for pane handles, borders and the scroll
+#: bar. Fitting the run into the full 1200 pixels the window once seemed to
+#: leave cut off the last cycle when the tree was open; a wider pane than
+#: assumed only shows more time after the run.
+_WAVE_PIXELS = _WINDOW[0] - _SST_WIDTH - _SIGNALS_WIDTH - 100
+
+
 def _run_view(dump_path: Path, top: str | None) -> tuple[int, float, int] | None:
     """Start time, GTKWave zoom and marker that frame run 1, if the dump has one.
 
     GTKWave draws ``2**-zoom`` time units per frame of 200 pixels (its
-    ``calczoom``); the run plus two cycles on either side should fill about
-    1200 pixels of the wave pane.
+    ``calczoom``). Cycle ``k`` of the run is sampled at the rising edge
+    ``start + k`` periods, so the view runs from two periods before the
+    start to two after the edge of cycle L, fitted into
+    :data:`_WAVE_PIXELS`.
     """
     try:
         rb = read_dump(dump_path, top=top)
@@ -82,9 +106,10 @@ def _run_view(dump_path: Path, top: str | None) -> tuple[int, float, int] | None
         return None
     dump = open_dump(dump_path)
     period = rb.clock_period / dump.timescale
-    start = max(0, int(rb.start_time - 2 * period))
-    span = (rb.length + 4) * period
-    return start, -math.log2(max(span / 1200.0 * 200.0, 1.0)), int(rb.start_time)
+    begin = max(0, int(rb.start_time - 2 * period))
+    end = rb.start_time + (rb.length + 2) * period
+    per_frame = (end - begin) / _WAVE_PIXELS * 200.0
+    return begin, -math.log2(max(per_frame, 1.0)), int(rb.start_time)
 
 
 def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
@@ -142,7 +167,7 @@ def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
               f"(filters {action_path.name}, {slot_path.name})")
     g.dumpfile(str(dump_path))
     g.savefile(str(save_path))
-    g.size(1600, 900)
+    g.size(*_WINDOW)
     view = _run_view(dump_path, top)
     if view is not None:
         start, zoom, marker = view
@@ -151,14 +176,17 @@ def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
     parts = ports.scope.split(".")
     for k in range(1, len(parts) + 1):
         g.treeopen(".".join(parts[:k]))
-    g.signals_width(260)
+    buf.write(f"[sst_width] {_SST_WIDTH}\n")  # pyvcd has no call for it
+    g.signals_width(_SIGNALS_WIDTH)
     g.sst_expanded(True)
-    for port in ("clk", "rst", "start", "busy", "done", "stall"):
+    # The fabric-wide ports of the table: single bits first, then the counters.
+    scalars = [s for s in PORTS if not s.per_processor]
+    shown = [(p, "bin") for p in CLOCK_PORTS] + [(s.key, "bin") for s in scalars
+                                                 if _format(s) == "bin"]
+    shown += [(s.key, _format(s)) for s in scalars if _format(s) != "bin"]
+    for port, fmt in shown:
         if port in v:
-            g.trace(_name(v[port]), alias=port, datafmt="bin")
-    for port in ("cycle", "used"):
-        if port in v:
-            g.trace(_name(v[port]), alias=port, datafmt="dec")
+            g.trace(_name(v[port]), alias=port, datafmt=fmt)
     for i in range(n):
         with g.group(f"p{i}"):
             act, peer = v[f"action__{i}"], v[f"peer__{i}"]
@@ -168,13 +196,11 @@ def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
                     translate_filter_file=str(action_path))
             g.trace(_name(peer), alias=f"peer_{i}", datafmt="dec")
             # GTKWave shows an alias only after its last dot, hence the underscores.
-            for prefix, fields in (("delivery", (("valid", "bin"), ("source", "dec"),
-                                                 ("session", "dec"), ("word", "hex"))),
-                                   ("words", (("payload", "hex"), ("valid", "bin"),
-                                              ("ready", "bin")))):
-                for f, fmt in fields:
-                    if f"{prefix}__{i}__{f}" in v:
-                        g.trace(_name(v[f"{prefix}__{i}__{f}"]), alias=f"{prefix}_{i}_{f}",
-                                datafmt=fmt)
+            for prefix in ("delivery", "words"):
+                for spec in (s for s in PORTS if s.group == prefix):
+                    name = spec.verilog_name(i)
+                    if name in v:
+                        g.trace(_name(v[name]), alias=f"{prefix}_{i}_{spec.field}",
+                                datafmt=_format(spec))
     atomic_write(save_path, buf.getvalue())
     return save_path

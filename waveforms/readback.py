@@ -11,11 +11,18 @@ edge with ``start=1, busy=0, rst=0``, and records one column per edge while
 dumps, whatever their timescales, and it does not depend on when a
 testbench changes its inputs relative to the edge.
 
-Only the fabric's ports are used: ``action__{i}``, ``peer__{i}`` (required
-with ``clk`` and ``start``), and, when present, ``busy``, ``rst``, ``used``,
-``cycle``, ``done``, ``stall``, ``delivery__{i}__*`` and ``words__{i}__*``,
-which add checks (see :class:`Readback`). Signals that are absent are
-listed in :attr:`Readback.missing`; nothing is guessed from internal names.
+Only the fabric's ports are used, named by the port table
+(:mod:`pipegossip.hw.ports`): ``action__{i}``, ``peer__{i}`` (required with
+``clk`` and ``start``), and, when present, ``rst``, the fabric-wide outputs
+(``busy``, ``done``, ``cycle``, ``used``, ``stall``), ``delivery__{i}__*``
+and ``words__{i}__*``, which add checks. Signals that are absent are listed
+in :attr:`Readback.missing`; nothing is guessed from internal names.
+
+Besides the run-table, a read-back carries the run as the one trace record
+(:attr:`Readback.record`, cycles 0 .. L plus up to :data:`TAIL` cycles after
+it), which :func:`pipegossip.waveforms.report.hardware_verdict` hands to the
+judge (:func:`pipegossip.sim.judge.judge`): the dump is never compared with
+the model here.
 """
 
 from __future__ import annotations
@@ -25,19 +32,26 @@ from pathlib import Path
 
 import numpy as np
 
+from ..hw.ports import CLOCK_PORTS, OUT, PORTS, group_fields, scalar_names
 from ..model.errors import FormatError
 from ..model.result import Deliveries
 from ..model.runtable import IDLE, R, S, WR, WS, RunTable
+from ..sim.record import LANE_FIELDS, WORD_FIELDS, HwRun, RunSpec, record_field
 from .dump import Dump, Var, open_dump
 
-__all__ = ["Readback", "read_dump", "find_fabric", "FabricPorts", "ACTION_BY_NAME"]
+__all__ = ["Readback", "read_dump", "find_fabric", "FabricPorts", "ACTION_BY_NAME", "TAIL"]
 
 #: Names an enum-shaped ``action`` may show in a dump (Amaranth writes enum
 #: members as VCD strings), mapped to SPEC section 10 codes.
 ACTION_BY_NAME = {"-": IDLE, "IDLE": IDLE, "NONE": IDLE, "WR": WR, "R": R, "RECV": R,
                   "WS": WS, "S": S, "SEND": S}
 
-_OPTIONAL = ("rst", "busy", "done", "cycle", "used", "stall")
+#: Optional fabric-wide ports: the reset and every fabric-wide output of the table.
+_OPTIONAL = tuple(p for p in CLOCK_PORTS if p != "clk") + scalar_names(OUT)
+#: Per-processor port groups read when all their fields are present.
+_GROUPS = ("delivery", "words")
+#: Cycles after the run (from the one where ``busy`` fell) kept in the record.
+TAIL = 2
 #: The scope in which Verilator 5 repeats the top module's ports.
 _VERILATOR_PORTS = "$rootio"
 
@@ -132,8 +146,7 @@ def find_fabric(dump: Dump, top: str | None = None, clock: str = "clk") -> Fabri
             found[port] = names[port]
         else:
             missing.append(port)
-    for prefix, fields in (("delivery", ("valid", "source", "session", "word")),
-                           ("words", ("valid", "ready", "payload"))):
+    for prefix, fields in ((g, group_fields(g)) for g in _GROUPS):
         absent = [f"{prefix}__{i}__{f}" for i in range(n) for f in fields
                   if f"{prefix}__{i}__{f}" not in names]
         if absent:
@@ -169,6 +182,8 @@ class Readback:
         word its source took for that session, x/z on a trace port).
     missing : list of str
         Optional ports not found in the dump (their checks were skipped).
+    record : HwRun or None
+        The run as the judge's trace record (every port found, cycle 0 first).
     """
 
     path: Path
@@ -184,6 +199,7 @@ class Readback:
     clock_period: float | None
     problems: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    record: HwRun | None = None
 
     @property
     def length(self) -> int:
@@ -251,6 +267,18 @@ class _Sampler:
         self.has = {name: name in k for name in _OPTIONAL}
         self.has_deliv = "delivery__0__valid" in k
         self.has_words = "words__0__valid" in k
+        # The record's fields: every table port present in the dump, by record field.
+        self.fields: dict[str, int | list[int]] = {}
+        for spec in PORTS:
+            name = record_field(spec.key)
+            if spec.per_processor:
+                names = [spec.verilog_name(i) for i in range(n)]
+                if all(x in k for x in names):
+                    self.fields[name] = [k[x] for x in names]
+            elif spec.key in k:
+                self.fields[name] = k[spec.key]
+        self.rows: dict[str, list] = {name: [] for name in self.fields}
+        self.tail_left = 0
 
     # -- ChangeSink ------------------------------------------------------------------
     def time(self, t: int) -> None:
@@ -288,6 +316,13 @@ class _Sampler:
         if len(self.edges) < 2:
             self.edges.append(self.now)
         busy = self._get("busy") if self.has["busy"] else None
+        if self.tail_left:
+            # After the requested run: its tail, up to the next start.
+            if self._get("start") == 1 and busy != 1:
+                self.tail_left = 0
+            else:
+                self.tail_left -= 1
+                self._row(self._actions())
         if self.in_run:
             ended = (busy == 0) if busy is not None else self._all_idle()
             if not ended:
@@ -301,6 +336,8 @@ class _Sampler:
                 # These samples belong to cycle L+1, where done must be high.
                 if self.has["done"] and self._get("done") != 1:
                     self._problem(f"done is not high in cycle {self.step + 1} (after the run)")
+                self._row(self._actions())
+                self.tail_left = TAIL - 1
         # Not in a run: does this edge sample a start?
         if self._get("start") == 1 and busy != 1 and not (self.has["rst"] and self._get("rst") == 1):
             self.runs_seen += 1
@@ -309,10 +346,28 @@ class _Sampler:
             if self.runs_seen == self.want_run:
                 self.target = True
                 self.start_time = self.now
+                self._row(self._actions())
                 self._handshakes(first=True)
 
     def _all_idle(self) -> bool:
         return all(self.cur[k] in (0, "-", "IDLE") for k in self.a_idx)
+
+    def _actions(self) -> list[int]:
+        return [self._action(i) for i in range(self.n)]
+
+    def _row(self, acts: list[int]) -> None:
+        """Append this edge's samples to the record (x/z read as 0; see problems)."""
+        def value(k: int) -> int:
+            v = self.cur[k]
+            return v if isinstance(v, int) else 0
+
+        for name, where in self.fields.items():
+            if name == "action":
+                self.rows[name].append(acts)
+            elif isinstance(where, list):
+                self.rows[name].append([value(k) for k in where])
+            else:
+                self.rows[name].append(value(where))
 
     def _action(self, i: int) -> int:
         v = self.cur[self.a_idx[i]]
@@ -341,6 +396,7 @@ class _Sampler:
             peers.append(p)
         self.cols_a.append(acts)
         self.cols_p.append(peers)
+        self._row(acts)
         counted = sum(1 for a in acts if a in (S, R))
         if self.has["used"]:
             u = self._get("used")
@@ -451,5 +507,20 @@ def read_dump(path: str | Path, top: str | None = None, run: int = 1,
         start_time=sampler.start_time, clock_period=period,
         problems=sampler.problems, missing=ports.missing)
     readback.table.comments = [f"N={n} " + readback.source_comment()]
+    readback.record = _record(sampler, readback)
     return readback
+
+
+def _record(sampler: _Sampler, rb: Readback) -> HwRun:
+    """The read-back run as a trace record: the words' seed is unknown, so the
+    judge expects the words the dump shows taken at the handshakes."""
+    samples = {}
+    for name, rows in sampler.rows.items():
+        arr = np.array(rows, dtype=object if name in WORD_FIELDS else np.int64)
+        samples[name] = arr.reshape(len(rows), rb.n) if name in LANE_FIELDS else arr
+    spec = RunSpec(word_seed=None, idle=0, tail=TAIL, max_cycles=sampler.step)
+    return HwRun(spec=spec, n=rb.n, first_cycle=0, samples=samples,
+                 ended="done" if rb.complete else "timeout",
+                 origin=f"dump {rb.path.name} scope={rb.scope} run={rb.run}",
+                 problems=list(rb.problems))
 

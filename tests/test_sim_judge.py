@@ -1,8 +1,8 @@
-"""The scoreboard, words and throughput analysis, without a simulator.
+"""The judge, words and throughput analysis, without a simulator.
 
 The "hardware" here is a record built from the model's own run, exactly as
 the testbench would have sampled a correct fabric; each test then breaks one
-thing and checks that the scoreboard names it, with cycle and processor.
+thing and checks that the judge names it, with cycle and processor.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 
 from pipegossip.model import R, RunConfig, S, WS, simulate
 from pipegossip.sim.record import HwRun, LANE_FIELDS, RunSpec, SCALAR_FIELDS
-from pipegossip.sim.scoreboard import check_run, check_watchdog, session_ends, show
+from pipegossip.sim.judge import judge, judge_watchdog, session_ends, show
 from pipegossip.sim.throughput import throughput
-from pipegossip.sim.words import tagged_words
+from pipegossip.hw.words import tagged_words
 
 IDLE_CYCLES, TAIL = 2, 4
 
@@ -70,7 +70,7 @@ CONFIGS = [
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug)
 def test_a_correct_record_matches(config):
-    verdict = check_run(config, 8, recorded(config))
+    verdict = judge(config, 8, recorded(config))
     assert verdict.match, verdict.report()
     assert verdict.hw_length == simulate(config).length
     assert verdict.hw_table == simulate(config, table=True).table
@@ -86,7 +86,7 @@ def test_a_wrong_peer_is_named_with_cycle_processor_and_aligned_rows():
     i = t - run.first_cycle
     run.samples["action"][i, p] = WS
     run.samples["peer"][i, p] = 1
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     assert not verdict.match
     first = verdict.first_mismatch
     assert (first.kind, first.cycle, first.processor) == ("trace", t, p)
@@ -109,7 +109,7 @@ def test_a_misrouted_word_is_caught_by_value():
     step, src, dst, sess = simulate(config).deliveries.rows()[5]
     i = step - run.first_cycle
     run.samples["dword"][i, dst] ^= 1
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     kinds = {(m.kind, m.cycle, m.processor) for m in verdict.mismatches}
     assert kinds == {("delivery", step, dst)}
 
@@ -120,7 +120,7 @@ def test_a_wrong_source_id_and_a_duplicate_are_caught():
     step, src, dst, sess = simulate(config).deliveries.rows()[0]
     other = next(q for q in range(config.n) if q not in (src, dst))
     run.samples["dsource"][step - run.first_cycle, dst] = other
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     assert verdict.first_mismatch.kind == "delivery"
     assert verdict.first_mismatch.cycle == step
     # the exactly-once check sees one word missing and another twice
@@ -133,7 +133,7 @@ def test_a_delivery_after_done_is_caught():
     run = recorded(config)
     length = simulate(config).length
     run.samples["dvalid"][length + 2 - run.first_cycle, 0] = 1
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     m = verdict.first_mismatch
     assert (m.kind, m.cycle, m.processor, m.note) == ("delivery", length + 2, 0, "after done")
 
@@ -145,7 +145,7 @@ def test_late_done_and_a_longer_run_are_caught():
     i = length + 1 - run.first_cycle
     run.samples["done"][i] = 0
     run.samples["busy"][i] = 1
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     assert {m.kind for m in verdict.mismatches} == {"busy", "done"}
     assert verdict.first_mismatch.cycle == length + 1
     assert verdict.hw_length == length + 1
@@ -156,7 +156,7 @@ def test_stall_and_used_are_checked():
     run = recorded(config)
     run.samples["stall"][3 - run.first_cycle] = 1
     run.samples["used"][5 - run.first_cycle] += 2
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     assert [(m.kind, m.cycle) for m in verdict.mismatches] == [("stall", 3), ("used", 5)]
 
 
@@ -169,7 +169,7 @@ def test_a_word_taken_at_the_wrong_time_is_caught():
     col[taken[1]] = 0
     col[taken[1] + 1] = 1
     run.samples["valid"][taken[1] + 1, p] = 1
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     m = verdict.first_mismatch
     assert (m.kind, m.processor, m.cycle) == ("handshake", p, taken[1] + run.first_cycle)
 
@@ -178,7 +178,7 @@ def test_idle_outputs_before_start_are_checked():
     config = CONFIGS[0]
     run = recorded(config)
     run.samples["action"][0, 2] = 1
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     m = verdict.first_mismatch
     assert (m.kind, m.cycle, m.processor) == ("idle", -2, 2)
 
@@ -187,7 +187,7 @@ def test_a_timeout_is_reported():
     config = CONFIGS[0]
     run = recorded(config)
     run.ended = "timeout"
-    verdict = check_run(config, 8, run)
+    verdict = judge(config, 8, run)
     assert [m.kind for m in verdict.mismatches] == ["timeout"]
 
 
@@ -195,7 +195,7 @@ def test_watchdog_verdicts():
     config = CONFIGS[0]
     run = recorded(config)
     run.spec.hold = (1 << config.n) - 1
-    verdict = check_watchdog(config, run)
+    verdict = judge_watchdog(config, run)
     kinds = [m.got for m in verdict.mismatches]
     assert "stall never rose" in kinds and "done high" in kinds
     run.samples["stall"][3 - run.first_cycle:] = 1
@@ -203,7 +203,7 @@ def test_watchdog_verdicts():
     run.samples["busy"][3 - run.first_cycle:] = 1
     run.samples["used"][:] = 0
     run.samples["dvalid"][:] = 0
-    verdict = check_watchdog(config, run)
+    verdict = judge_watchdog(config, run)
     assert verdict.match, verdict.report()
 
 

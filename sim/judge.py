@@ -1,8 +1,14 @@
-"""Scoreboard: the hardware's samples held against the golden model.
+"""The judge: any trace record held against the golden model.
 
-The judge is :func:`pipegossip.model.simulate` with ``table=True``; nothing
-here decides what a processor should do. For a normal run
-(:func:`check_run`) the scoreboard demands, cycle by cycle:
+This is the only place where hardware is compared with the model. Every
+producer (the cocotb testbench, the Amaranth-simulator runner, the waveform
+read-back, ``hwsim``) makes a :class:`~pipegossip.sim.record.HwRun` and
+calls :func:`judge` (a normal run) or :func:`judge_watchdog` (a run with the
+``hold`` input set); every caller reads the one :class:`Verdict`.
+
+The model is :func:`pipegossip.model.simulate` with ``table=True``; nothing
+here decides what a processor should do. For a normal run the judge demands,
+cycle by cycle:
 
 * ``trace``: every processor's action code AND peer equal the model's run-table
   in cycles 1..L, and idle (0, peer 0) afterwards;
@@ -11,16 +17,18 @@ here decides what a processor should do. For a normal run
   L+1 on, ``cycle`` = t during the run and 0 otherwise (so L matches);
 * ``stall``: never high;
 * ``delivery``: exactly the model's transfers, each at its step, to its
-  receiver, with the right source id, session and tagged word; nothing after
-  ``done``; and, independently of the model, every word reaches every other
-  processor exactly once per session;
+  receiver, with the right source id, session and tagged word
+  (:mod:`pipegossip.hw.words`, or the word the record shows taken when its
+  seed is unknown); nothing after ``done``; and, independently of the model,
+  every word reaches every other processor exactly once per session;
 * ``handshake``: each processor takes session 0's word with ``start`` and
   session s+1's word in the cycle of its last action of session s (read off
   the model's run-table);
-* ``idle``: before the start every output is at rest.
+* ``idle``: before the start every output is at rest;
+* ``record``: the producer saw nothing it could not record (x/z values).
 
-:func:`check_watchdog` judges a run with the ``hold`` input set: the watchdog
-must rise, stay up, and no transfer or ``done`` may appear.
+A check whose ports the record lacks is not passed silently: the verdict
+lists it in :attr:`Verdict.unchecked`.
 
 A :class:`Verdict` lists every :class:`Mismatch` and renders a report whose
 first lines name the first differing cycle and processor, with the model's
@@ -31,7 +39,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -39,15 +47,20 @@ from ..model.config import RunConfig
 from ..model.engine import simulate
 from ..model.result import RunResult
 from ..model.runtable import IDLE, R, S, WR, WS, RunTable, token
+from ..hw.words import WordScheme
 from .record import HwRun
-from .words import tagged_words
 
-__all__ = ["Mismatch", "Verdict", "check_run", "check_watchdog", "show", "model_result",
-           "session_ends"]
+__all__ = ["Mismatch", "Verdict", "judge", "judge_watchdog", "show", "model_result",
+           "session_ends", "KINDS"]
 
 #: Order in which mismatches of the same cycle are listed: the trace first.
 KINDS = ("trace", "used", "busy", "done", "cycle", "stall", "delivery", "handshake",
-         "idle", "timeout", "watchdog")
+         "idle", "timeout", "watchdog", "record")
+#: The record fields each check needs, beyond the trace.
+NEEDS = {"used": ("used",), "busy": ("busy",), "done": ("done",), "cycle": ("cycle",),
+         "stall": ("stall",), "delivery": ("dvalid", "dsource", "dsession"),
+         "delivery words": ("dvalid", "dsource", "dsession", "dword"),
+         "handshake": ("ready", "valid")}
 
 
 def show(action: int, peer: int) -> str:
@@ -101,28 +114,78 @@ class Mismatch:
 
 @dataclass
 class Verdict:
-    """The outcome of checking one run.
+    """The outcome of judging one record: the one verdict type.
 
     Attributes
     ----------
     config : RunConfig
         The configuration the model judged by.
     run : HwRun
-        The hardware's samples.
+        The hardware's record.
     model : RunResult or None
         The model's run (None for a watchdog check).
     mismatches : list of Mismatch
         Sorted: first cycle first, the trace before other kinds.
+    unchecked : list of str
+        Checks not made because the record lacks their ports, each with the
+        missing fields (``"delivery (no dvalid, dsource, dsession)"``).
     """
 
     config: RunConfig
     run: HwRun
     model: RunResult | None
     mismatches: list[Mismatch] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
 
     @property
     def match(self) -> bool:
         return not self.mismatches
+
+    @property
+    def ok(self) -> bool:
+        """Same as :attr:`match` (the name the waveform report uses)."""
+        return self.match
+
+    @property
+    def missing(self) -> list[str]:
+        """Same as :attr:`unchecked` (the report shows them as skipped checks)."""
+        return self.unchecked
+
+    @property
+    def problems(self) -> list[str]:
+        """Every mismatch except trace slots (those are in :attr:`diff`), as text."""
+        return [str(m) for m in self.mismatches if m.kind != "trace"][:20]
+
+    @cached_property
+    def diff(self):
+        """The slot-by-slot :class:`~pipegossip.waveforms.diff.TableDiff` of the run-tables.
+
+        Imported here only to render it: the slots compared are the judge's
+        (the ``trace`` and ``used`` mismatches say the same thing).
+        """
+        from ..waveforms.diff import diff_tables
+        model = self.model.table if self.model is not None else simulate(self.config, table=True).table
+        return diff_tables(model, self.hw_table, exact=True)
+
+    def summary(self) -> str:
+        """One line: PASS or FAIL and why (the waveform report's verdict line)."""
+        if self.match:
+            extra = "" if any(u.startswith("delivery") for u in self.unchecked) else \
+                " and every delivery"
+            return f"PASS: the {self._what()} shows the model's run-table slot for slot{extra}"
+        parts = []
+        d = self.diff
+        if not d.equal:
+            parts += d.notes
+            if d.total:
+                parts.append(f"{d.total} slot(s) differ, first at step {d.first_step}")
+        counts = {k: v for k, v in self.counts().items() if k not in ("trace", "used")}
+        if counts:
+            parts.append(", ".join(f"{v} {k} mismatch(es)" for k, v in counts.items()))
+        return "FAIL: " + "; ".join(parts or [str(self.first_mismatch)])
+
+    def _what(self) -> str:
+        return "dump" if self.run.origin.startswith("dump") else "hardware"
 
     @property
     def first_mismatch(self) -> Mismatch | None:
@@ -137,12 +200,13 @@ class Verdict:
     def hw_table(self) -> RunTable:
         """The hardware run-table (with the model's header comments)."""
         table = self.run.table()
-        table.comments = [self.config.header(), "source=hardware (cocotb co-simulation)"]
+        table.comments = [self.config.header(),
+                          f"source=hardware ({self.run.origin or 'cocotb co-simulation'})"]
         return table
 
     @property
     def hw_utilization(self) -> np.ndarray:
-        return self.run.window("used", 1, self.hw_length).astype(np.int64)
+        return self.hw_table.used.astype(np.int64)
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(m.kind for m in self.mismatches))
@@ -151,10 +215,15 @@ class Verdict:
         """Text for a person: verdict, first mismatch with aligned rows, a few more."""
         lines = []
         model_l = self.model.length if self.model is not None else None
-        lines.append(f"{self.config.slug}: words seed {self.run.spec.word_seed}: "
+        seed = self.run.spec.word_seed
+        lines.append(f"{self.config.slug}: "
+                     + (f"words seed {seed}: " if seed is not None else "words as taken: ")
                      + ("MATCH" if self.match else "MISMATCH")
                      + f" (hardware L={self.hw_length}"
                      + (f", model L={model_l}" if model_l is not None else "") + ")")
+        if self.unchecked:
+            lines.append("not checked (the record lacks their ports): "
+                         + "; ".join(self.unchecked))
         if self.match:
             return "\n".join(lines)
         first = self.first_mismatch
@@ -169,7 +238,7 @@ class Verdict:
     def _window(self, m: Mismatch, context: int) -> list[str]:
         if m.cycle is None or self.model is None:
             return []
-        last = max(self.model.length, int(self.run.cycles[-1]))
+        last = max(self.model.length, self.run.last_cycle)
         lo, hi = max(1, m.cycle - context), min(last, m.cycle + context)
         if lo > hi:
             return []
@@ -182,6 +251,8 @@ class Verdict:
         else:
             rows += [("model used", [str(self._model_used(t)) for t in cycles]),
                      ("hw    used", [self._hw_scalar("used", t) for t in cycles])]
+            if "used" not in self.run.samples:
+                rows.pop()
         cells = [str(t) for t in cycles] + [c for _, r in rows for c in r]
         width = max(len(c) for c in cells) + 3  # room for the [ ] marking the cycle
         label = max(len(name) for name, _ in rows)
@@ -213,7 +284,7 @@ class Verdict:
         return str(int(self.run.at(name, t))) if self._sampled(t) else "."
 
     def _sampled(self, t: int) -> bool:
-        return self.run.first_cycle <= t <= int(self.run.cycles[-1])
+        return self.run.first_cycle <= t <= self.run.last_cycle
 
     def to_json(self) -> dict:
         first = self.first_mismatch
@@ -221,7 +292,7 @@ class Verdict:
                     L=None if self.model is None else self.model.length,
                     cycles=self.hw_length, utilization=self.hw_utilization.tolist(),
                     first_mismatch=None if first is None else first.to_json(),
-                    mismatch_counts=self.counts(),
+                    mismatch_counts=self.counts(), unchecked=list(self.unchecked),
                     mismatches=[m.to_json() for m in self.mismatches[:100]])
 
 
@@ -240,14 +311,45 @@ def session_ends(table: RunTable, sessions: int) -> np.ndarray:
     return ends
 
 
-def check_run(config: RunConfig, width: int, run: HwRun) -> Verdict:
-    """Hold one normal run (``hold`` = 0) against the model of ``config``."""
+def _unchecked(run: HwRun) -> list[str]:
+    """The checks of :data:`NEEDS` whose fields ``run`` lacks, each naming them."""
+    out = []
+    for check, fields in NEEDS.items():
+        absent = [f for f in fields if f not in run.samples]
+        if absent and not (check == "delivery words" and "dvalid" not in run.samples):
+            out.append(f"{check} (no {', '.join(absent)})")
+    return out
+
+
+def judge(config: RunConfig, width: int, run: HwRun) -> Verdict:
+    """Hold one normal run (``hold`` = 0) against the model of ``config``.
+
+    Parameters
+    ----------
+    config : RunConfig
+        The configuration the fabric was built for.
+    width : int
+        Word width in bits (sizes the tagged words).
+    run : HwRun
+        The record, from any producer.
+
+    Returns
+    -------
+    Verdict
+        Every mismatch, first cycle first, and the checks the record's
+        fields did not allow.
+    """
     model = model_result(config)
+    out: list[Mismatch] = []
+    if run.n != config.n:
+        out.append(Mismatch("trace", None, None, f"N={config.n}", f"N={run.n}",
+                            "the record holds another fabric"))
+        return Verdict(config, run, model, out)
     table = model.table
     n, length = config.n, model.length
-    out: list[Mismatch] = []
+    unchecked = _unchecked(run)
     add = out.append
-    last = int(run.cycles[-1])
+    last = run.last_cycle
 
     if run.ended != "done":
         add(Mismatch("timeout", last, None, f"done after cycle {length}",
@@ -272,39 +374,71 @@ def check_run(config: RunConfig, width: int, run: HwRun) -> Verdict:
         if t == 0:
             del expect["done"]  # at the start cycle done still shows the previous run
         for name, want in expect.items():
+            if name not in run.samples:
+                continue
             got = int(run.at(name, t))
             if got != want:
                 add(Mismatch(name, t, None, str(want), str(got)))
 
-    _check_deliveries(config, width, run, model, out)
-    _check_handshakes(config, run, table, out)
+    if run.has(*NEEDS["delivery"]):
+        _check_deliveries(config, width, run, model, out, unchecked)
+    if run.has(*NEEDS["handshake"]):
+        _check_handshakes(config, run, table, out)
     _check_idle(run, out)
+    _record_problems(run, out)
     out.sort(key=Mismatch.sort_key)
-    return Verdict(config, run, model, out)
+    return Verdict(config, run, model, out, unchecked)
+
+
+def _record_problems(run: HwRun, out: list[Mismatch]) -> None:
+    for problem in run.problems:
+        out.append(Mismatch("record", None, None, "a clean record", problem))
+
+
+def _expected_words(config: RunConfig, width: int, run: HwRun) -> list[list[int | None]] | None:
+    """``words[src][session]`` the deliveries must carry, or None if unknowable.
+
+    With a known seed, the tagged words (:class:`~pipegossip.hw.words.WordScheme`);
+    otherwise what the record shows each processor taking at its handshakes.
+    """
+    if run.spec.word_seed is not None:
+        return WordScheme(config.n, config.sessions, width, run.spec.word_seed).table()
+    if not run.has("ready", "valid", "payload"):
+        return None
+    words: list[list[int | None]] = [[None] * config.sessions for _ in range(config.n)]
+    taken = run.window("ready", 0, run.last_cycle) & run.window("valid", 0, run.last_cycle)
+    payload = run.window("payload", 0, run.last_cycle)
+    for p in range(config.n):
+        for s, ti in enumerate(np.flatnonzero(taken[:, p])[:config.sessions]):
+            words[p][s] = int(payload[ti, p])
+    return words
 
 
 def _check_deliveries(config: RunConfig, width: int, run: HwRun, model: RunResult,
-                      out: list[Mismatch]) -> None:
-    words = tagged_words(config.n, config.sessions, width, run.spec.word_seed)
-    last = int(run.cycles[-1])
+                      out: list[Mismatch], unchecked: list[str]) -> None:
+    words = _expected_words(config, width, run) if run.has("dword") else None
+    if words is None and run.has("dword"):
+        unchecked.append("delivery words (unknown seed and no ready, valid, payload)")
+    last = run.last_cycle
     expected = {}
     for step, src, dst, sess in model.deliveries.rows():
-        expected[(step, dst)] = (src, sess, words[src][sess])
+        expected[(step, dst)] = (src, sess, None if words is None else words[src][sess])
     got = {}
     valid = run.window("dvalid", 1, last)
     for ti, p in zip(*np.nonzero(valid)):
         t = int(ti) + 1
         got[(t, int(p))] = (int(run.at("dsource", t)[p]), int(run.at("dsession", t)[p]),
-                            int(run.at("dword", t)[p]))
+                            None if words is None else int(run.at("dword", t)[p]))
 
     def fmt(d) -> str:
-        return f"word {d[2]:#x} from p{d[0]} session {d[1]}"
+        word = "" if d[2] is None else f"word {d[2]:#x} "
+        return f"{word}from p{d[0]} session {d[1]}"
 
     for key in sorted(set(expected) | set(got)):
         t, p = key
         e, g = expected.get(key), got.get(key)
-        if e == g:
-            continue
+        if e == g or (e is not None and g is not None and e[2] is None and e[:2] == g[:2]):
+            continue  # a word nobody was seen taking cannot be wrong
         note = "after done" if t > model.length else ""
         add = out.append
         if g is None:
@@ -333,7 +467,7 @@ def _check_deliveries(config: RunConfig, width: int, run: HwRun, model: RunResul
 def _check_handshakes(config: RunConfig, run: HwRun, table: RunTable,
                       out: list[Mismatch]) -> None:
     ends = session_ends(table, config.sessions)
-    last = int(run.cycles[-1])
+    last = run.last_cycle
     taken = run.window("ready", 0, last) & run.window("valid", 0, last)
     for p in range(config.n):
         want = [0] + [int(c) for c in ends[p, :config.sessions - 1]]
@@ -354,29 +488,41 @@ def _check_handshakes(config: RunConfig, run: HwRun, table: RunTable,
 def _check_idle(run: HwRun, out: list[Mismatch]) -> None:
     for t in range(run.first_cycle, 0):
         for name in ("busy", "stall", "cycle", "used"):
-            if int(run.at(name, t)) != 0:
+            if name in run.samples and int(run.at(name, t)) != 0:
                 out.append(Mismatch("idle", t, None, f"{name}=0",
                                     f"{name}={int(run.at(name, t))}", "before start"))
         for name in ("action", "peer", "dvalid"):
+            if name not in run.samples:
+                continue
             for p in np.flatnonzero(run.at(name, t)):
                 out.append(Mismatch("idle", t, int(p), f"{name}=0",
                                     f"{name}={int(run.at(name, t)[p])}", "before start"))
         want_done = 0 if run.extra.get("after_reset", True) else 1
-        if int(run.at("done", t)) != want_done:
+        if "done" in run.samples and int(run.at("done", t)) != want_done:
             out.append(Mismatch("idle", t, None, f"done={want_done}",
                                 f"done={int(run.at('done', t))}",
                                 "after reset" if want_done == 0 else "after the previous run"))
 
 
-def check_watchdog(config: RunConfig, run: HwRun) -> Verdict:
+def judge_watchdog(config: RunConfig, run: HwRun) -> Verdict:
     """Judge a run whose ``hold`` input kept processors from acting.
 
     Expected: ``stall`` rises while ``busy``, stays high to the end of the
     samples, ``done`` never rises; when every processor is held, no transfer
-    happens at all (``used`` 0, no delivery).
+    happens at all (``used`` 0, no delivery). Needs ``stall``, ``busy``,
+    ``done``, ``used`` and ``dvalid``; a record without them is refused.
+
+    Raises
+    ------
+    ValueError
+        The record lacks a port the watchdog check needs.
     """
+    absent = [k for k in ("stall", "busy", "done", "used", "dvalid") if k not in run.samples]
+    if absent:
+        raise ValueError(f"the watchdog check needs {', '.join(absent)}, which "
+                         f"{run.origin or 'the record'} lacks")
     out: list[Mismatch] = []
-    last = int(run.cycles[-1])
+    last = run.last_cycle
     stall = run.window("stall", 1, last)
     rise = np.flatnonzero(stall)
     if rise.size == 0:
@@ -400,5 +546,6 @@ def check_watchdog(config: RunConfig, run: HwRun) -> Verdict:
                                     f"used={int(run.at('used', t))}"))
                 break
     _check_idle(run, out)
+    _record_problems(run, out)
     out.sort(key=Mismatch.sort_key)
     return Verdict(config, run, None, out)

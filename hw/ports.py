@@ -1,0 +1,176 @@
+"""The fabric's top-level ports, declared once.
+
+:class:`~pipegossip.hw.fabric.Fabric` builds its signature from :data:`PORTS`
+(:func:`pipegossip.hw.fabric.fabric_signature`); everything that names or
+sizes a port derives from this table too: the cocotb testbench's driving and
+sampling lists, the trace record's fields, the golden dump's widths, the
+waveform read-back and the GTKWave view. ``clk`` and ``rst`` come from the
+``sync`` domain and are not in the table.
+
+A port is either fabric-wide (``busy``) or one per processor (``action``,
+Verilog ``action__3``); a per-processor port may be a member of a group
+(``delivery``: ``delivery__3__word``). Directions are seen from the fabric:
+``"in"`` is driven by the testbench, ``"out"`` by the fabric. Widths are
+functions of the configuration (N, sessions) and the word width only; the
+run's length L never sets a width (``cycle`` is sized for any valid run's L).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .bits import counter_width, peer_width, session_width, used_width
+
+__all__ = ["PortSpec", "Port", "PORTS", "IN", "OUT", "port_spec", "ports",
+           "port_widths", "lane_names", "scalar_names", "group_fields", "CLOCK_PORTS"]
+
+IN = "in"
+OUT = "out"
+
+#: Ports the ``sync`` domain adds to the exported module.
+CLOCK_PORTS = ("clk", "rst")
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    """One port of the table, for every configuration.
+
+    Attributes
+    ----------
+    key : str
+        The port's name in the table: ``"busy"``, ``"action"`` or, inside a
+        group, ``"delivery__word"`` (group, then field).
+    direction : str
+        ``"in"`` or ``"out"``, seen from the fabric.
+    width : callable
+        ``width(n, sessions, word_width) -> bits``.
+    per_processor : bool
+        One port per processor (an array of N in the signature).
+    doc : str
+        What the port carries (docs/hw.md has the timing).
+    """
+
+    key: str
+    direction: str
+    width: Callable[[int, int, int], int]
+    per_processor: bool
+    doc: str
+
+    @property
+    def group(self) -> str:
+        """The signature member holding the port (``"delivery"`` for ``delivery__word``)."""
+        return self.key.split("__")[0]
+
+    @property
+    def field(self) -> str | None:
+        """The field inside its group, or None for a port that is no group member."""
+        parts = self.key.split("__")
+        return parts[1] if len(parts) > 1 else None
+
+    def verilog_name(self, processor: int | None = None) -> str:
+        """The exported Verilog name (``delivery__3__word``; ``busy``)."""
+        if not self.per_processor:
+            return self.key
+        if processor is None:
+            raise ValueError(f"port {self.key} is per processor: give the processor")
+        tail = "" if self.field is None else f"__{self.field}"
+        return f"{self.group}__{processor}{tail}"
+
+
+@dataclass(frozen=True)
+class Port:
+    """One top-level Verilog port of a fabric (``clk``/``rst`` not included)."""
+
+    name: str  #: Verilog name, e.g. ``delivery__3__word``
+    direction: str  #: ``"in"`` or ``"out"``
+    width: int
+    key: str = ""  #: the :class:`PortSpec` it comes from
+    processor: int | None = None  #: for per-processor ports
+
+
+def _one(n: int, sessions: int, width: int) -> int:
+    return 1
+
+
+#: The table, in signature order.
+PORTS: tuple[PortSpec, ...] = (
+    PortSpec("start", IN, _one, False, "begin a run (ignored while busy)"),
+    PortSpec("words__payload", IN, lambda n, s, w: w, True, "the word of the next session"),
+    PortSpec("words__valid", IN, _one, True, "the payload is offered"),
+    PortSpec("words__ready", OUT, _one, True, "the fabric takes the payload at this edge"),
+    PortSpec("busy", OUT, _one, False, "high in cycles 1..L"),
+    PortSpec("done", OUT, _one, False, "high after cycle L until the next start"),
+    PortSpec("cycle", OUT, lambda n, s, w: counter_width(n, s), False,
+             "the step t in cycles 1..L, else 0"),
+    PortSpec("used", OUT, lambda n, s, w: used_width(n), False, "used slots (S plus R) this cycle"),
+    PortSpec("action", OUT, lambda n, s, w: 3, True, "SPEC section 10 action code"),
+    PortSpec("peer", OUT, lambda n, s, w: peer_width(n), True, "SPEC section 10 peer"),
+    PortSpec("delivery__valid", OUT, _one, True, "a word arrives (the processor shows R)"),
+    PortSpec("delivery__source", OUT, lambda n, s, w: peer_width(n), True,
+             "the arriving word's source"),
+    PortSpec("delivery__session", OUT, lambda n, s, w: session_width(s), True,
+             "the arriving word's session"),
+    PortSpec("delivery__word", OUT, lambda n, s, w: w, True, "the arriving word"),
+    PortSpec("stall", OUT, _one, False, "watchdog: a busy cycle without a transfer"),
+    PortSpec("hold", IN, lambda n, s, w: n, False, "debug: processor i neither sends nor receives"),
+)
+
+_BY_KEY = {p.key: p for p in PORTS}
+
+
+def port_spec(key: str) -> PortSpec:
+    """The table entry ``key`` (``"peer"``, ``"delivery__word"``)."""
+    try:
+        return _BY_KEY[key]
+    except KeyError:
+        raise KeyError(f"the fabric has no port {key!r}") from None
+
+
+def ports(n: int, sessions: int = 1, width: int = 8) -> list[Port]:
+    """Every Verilog port of a fabric, in signature order (per-processor ports by processor).
+
+    Parameters
+    ----------
+    n : int
+        Processors.
+    sessions : int
+        Sessions per run.
+    width : int
+        Word width in bits.
+    """
+    out: list[Port] = []
+    groups: dict[str, list[PortSpec]] = {}
+    for spec in PORTS:
+        groups.setdefault(spec.group, []).append(spec)
+    # Arrays flatten processor by processor, each with all its group's fields.
+    for members in groups.values():
+        if not members[0].per_processor:
+            out += [Port(s.key, s.direction, s.width(n, sessions, width), s.key) for s in members]
+            continue
+        for i in range(n):
+            out += [Port(s.verilog_name(i), s.direction, s.width(n, sessions, width), s.key, i)
+                    for s in members]
+    return out
+
+
+def port_widths(n: int, sessions: int = 1, width: int = 8) -> dict[str, int]:
+    """Width of every table entry, by key (``{"cycle": 5, "delivery__word": 8, ...}``)."""
+    return {s.key: s.width(n, sessions, width) for s in PORTS}
+
+
+def scalar_names(direction: str | None = None) -> tuple[str, ...]:
+    """Fabric-wide ports (optionally only ``"in"`` or ``"out"`` ones), in table order."""
+    return tuple(s.key for s in PORTS if not s.per_processor
+                 and (direction is None or s.direction == direction))
+
+
+def lane_names(direction: str | None = None) -> tuple[str, ...]:
+    """Per-processor table keys (optionally of one direction), in table order."""
+    return tuple(s.key for s in PORTS if s.per_processor
+                 and (direction is None or s.direction == direction))
+
+
+def group_fields(group: str) -> tuple[str, ...]:
+    """The fields of a per-processor group (``"delivery"`` -> valid, source, session, word)."""
+    return tuple(s.field for s in PORTS if s.group == group and s.field is not None)
