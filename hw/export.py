@@ -10,9 +10,14 @@ from .. import __version__
 from ..model.config import RunConfig
 from .fabric import Fabric, fabric_signature
 
-__all__ = ["verilog_text", "check_module_name"]
+__all__ = ["verilog_text", "check_module_name", "plain_internal_names"]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: An escaped identifier Yosys or Amaranth generated (``\$1``,
+#: ``\$auto$verilog_backend.cc:2355:dump_module$1``), up to its white space.
+_INTERNAL = re.compile(r"\\(\$\S+)(?=\s)")
+#: Every plain identifier of a Verilog text (``$`` may follow the first character).
+_PLAIN = re.compile(r"(?<![\\\w$])[A-Za-z_][\w$]*")
 
 
 def check_module_name(name: object) -> str:
@@ -25,6 +30,33 @@ def check_module_name(name: object) -> str:
     return name
 
 
+def plain_internal_names(text: str) -> str:
+    """Give the generated escaped identifiers of ``text`` plain names.
+
+    Verilator traces an escaped identifier without its backslash, so the
+    fabric's VCD declared wires named ``$auto$verilog_backend.cc:2355:dump_module$1``
+    and ``$1``: GTKWave's VCD parser stops at the dots and colons, pyvcd's at
+    the leading ``$``. Each becomes ``_`` and its characters with every
+    non-word one as ``_`` (``_auto_verilog_backend_cc_2355_dump_module_1``,
+    ``_1``), made unique against every identifier already in the text.
+    Ports keep their names: Amaranth gives them plain ones.
+    """
+    taken = set(_PLAIN.findall(text))
+    renamed: dict[str, str] = {}
+
+    def plain(m: re.Match) -> str:
+        old = m.group(1)
+        if old not in renamed:
+            name = "_" + re.sub(r"\W", "_", old[1:])
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            renamed[old] = name
+        return renamed[old]
+
+    return _INTERNAL.sub(plain, text)
+
+
 def verilog_text(config: RunConfig, width: int = 8, name: str = "pipegossip_fabric") -> str:
     """The Verilog of the fabric for ``config``.
 
@@ -32,7 +64,9 @@ def verilog_text(config: RunConfig, width: int = 8, name: str = "pipegossip_fabr
     (``words__3__payload``, ``delivery__0__valid``), plus ``clk`` and the
     active-high synchronous ``rst`` of the ``sync`` domain. The text starts
     with a comment naming the configuration and is byte-for-byte
-    reproducible (no source locations are emitted).
+    reproducible (no source locations are emitted). Internal wires have
+    plain names (:func:`plain_internal_names`) so that simulator dumps of it
+    open in any VCD reader.
 
     Raises
     ------
@@ -42,7 +76,7 @@ def verilog_text(config: RunConfig, width: int = 8, name: str = "pipegossip_fabr
     check_module_name(name)
     fabric_signature(config, width)  # refuse bad parameters before building anything
     fabric = Fabric(config, width)
-    text = verilog.convert(fabric, name=name, emit_src=False)
+    text = plain_internal_names(verilog.convert(fabric, name=name, emit_src=False))
     header = (f"// pipegossip {__version__} fabric, width={width}\n"
               f"// {config.header()}\n")
     if config.order_name in ("explicit", "random"):

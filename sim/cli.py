@@ -21,11 +21,13 @@ from ..model.config import RunConfig
 from ..model.errors import ConfigError
 from ..model.metrics import Metrics
 from ..options import add_config_arguments, config_from_args, positive_int, progress_printer
-from .runner import (SIMULATORS, WAVE_FORMATS, CosimError, CosimResult, Recipe, cosimulate,
-                     waves_requested)
-from .scoreboard import model_result
+from .cosim import CosimResult, cosimulate
+from .judge import model_result
+from .runner import SIMULATORS, CosimError
+from .simulators import Recipe
 from .throughput import throughput
 from .toolchain import ToolchainError
+from .waves import WAVE_FORMATS, waves_requested
 
 __all__ = ["register", "cosim_json"]
 
@@ -178,8 +180,9 @@ def cmd_cosim(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ..model.plots import save_figure, utilization_figure
+    from ..plots import save_figure, utilization_figure
     from ..waveforms.gtkw import write_gtkw
+    from ..waveforms.portdump import nest_root_scope
 
     config = config_from_args(args)
     out = Path(args.output)
@@ -191,6 +194,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with atomic_directory(out) as tmp:
             result = cosimulate(config, args.width, simulator=args.simulator, waves="vcd",
                                 waves_file=tmp / f"{slug}.vcd", progress=say, gtkw=False)
+            nest_root_scope(tmp / f"{slug}.vcd")  # any VCD reader opens it then
             v = result.verdicts[0]
             model = model_result(config)
             shutil.copyfile(result.build.verilog, tmp / f"{slug}.v")
@@ -202,9 +206,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
             fig = utilization_figure(u, title=f"{config.slug}, width {args.width}: hardware "
                                      f"utilisation, L = {len(u)}", n=config.n)
             save_figure(fig, tmp / "utilization.png")
-            summary = cosim_json(result)
-            summary["waveform"] = str(out / f"{slug}.vcd")
-            atomic_write(tmp / "summary.json", json.dumps(summary, indent=1) + "\n")
             if not v.match:
                 atomic_write(tmp / "mismatch.txt", v.report() + "\n")
     except (CosimError, ToolchainError) as e:
@@ -212,6 +213,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # The save file names its dump and filters by path: write it in place.
     result.waveform = out / f"{slug}.vcd"
     result.gtkw = write_gtkw(result.waveform, config.n)
+    # After the save file, so that the summary names it.
+    atomic_write(out / "summary.json", json.dumps(cosim_json(result), indent=1) + "\n")
     sys.stdout.write(_text_summary(result).replace(str(tmp), str(out)))
     print(f"outputs in {out}/:")
     for f in sorted(out.iterdir()):

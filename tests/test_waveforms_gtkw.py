@@ -74,15 +74,34 @@ def test_groups_and_translated_slot_trace_per_processor(dump):
     assert text.count(f"^1 {slot}") == 5 and text.count(f"^2 {action}") == 5
 
 
+def visible_range(text: str) -> tuple[float, float]:
+    """First and last time a save file shows, in the dump's units.
+
+    GTKWave draws ``2**-zoom`` time units per 200 pixels from ``[timestart]``;
+    the wave pane is taken as the ``[size]`` width less the ``[sst_width]``
+    and ``[signals_width]`` panes and 100 pixels of borders and scroll bar.
+    """
+    def number(key):
+        return float(re.search(rf"^\[{key}\] (\d+)", text, re.M).group(1))
+    start = number("timestart")
+    zoom = float(re.search(r"^\*(-?[\d.]+) ", text, re.M).group(1))
+    pane = number("size") - number("sst_width") - number("signals_width") - 100
+    return start, start + pane * 2 ** -zoom / 200
+
+
 def test_view_frames_the_run(dump):
     text = write_gtkw(dump, 5).read_text()
     start = int(re.search(r"^\[timestart\] (\d+)$", text, re.M).group(1))
     zoom, marker = re.search(r"^\*(-?[\d.]+) (\d+)", text, re.M).groups()
     # The golden dump: 10 ns period in ps, start sampled at edge 2 (25 ns).
     assert int(marker) == 25_000 and start == 5_000
-    # 2**-zoom ps per 200 pixels: the run (12 steps + 4) spans about 1200 pixels.
+    # 2**-zoom ps per 200 pixels: the run (12 steps + 4) spans the 1000 pixels
+    # the save file's panes leave (1600 - 240 - 260 - 100).
     per_pixel = 2 ** -float(zoom) / 200
-    assert 1100 < (12 + 4) * 10_000 / per_pixel < 1300
+    assert 990 < (12 + 4) * 10_000 / per_pixel < 1010
+    # Cycle L = 12 is sampled at the edge 12 periods after the start: in view.
+    first, last = visible_range(text)
+    assert first <= 25_000 - 10_000 and last >= 25_000 + 12 * 10_000
 
 
 def test_wrong_n_is_refused(dump):

@@ -1,9 +1,9 @@
-"""Streaming access to waveform dumps (VCD, and FST through libfst).
+"""Streaming access to waveform dumps (VCD and FST), read with pywellen.
 
 A dump is read in two passes. :func:`open_dump` reads only the declarations:
-the scope tree, each variable's name, width and identifier, and the
-timescale. :meth:`Dump.replay` then streams the value changes of a chosen
-few variables into a :class:`ChangeSink`, one timestamp at a time, without
+the scope tree, each variable's name, width and signal, and the timescale.
+:meth:`Dump.replay` then streams the value changes of a chosen few
+variables into a :class:`ChangeSink`, one timestamp at a time, without
 keeping the history: memory stays flat however long the dump is.
 
 Variable names are normalised so that the same port reads the same from
@@ -12,25 +12,30 @@ arrays and structures (``\\action[0]``, ``\\delivery[2].valid``), Verilator
 and Amaranth's plain signals use ``__`` joins (``action__0``); both become
 ``action__0`` / ``delivery__2__valid`` (see :func:`normalise_name`).
 
-Formats
--------
-VCD
-    Scanned here on raw bytes, declarations and value changes alike.
-    pyvcd's tokenizer (``vcd.reader``, 0.4.x as Amaranth 0.5 pins it)
-    refuses the ``$rootio`` scope and ``$auto$...`` names Verilator 5
-    declares, and builds a Python object per change (about 0.3 M
-    changes/s); the read-back needs a handful of the thousands of signals a
-    Verilator dump holds, and skipping the rest on bytes is about 10x
-    faster. (pyvcd writes the golden dumps and the GTKWave save files.)
-FST
-    Read with ``pylibfst`` (the FST C library of GTKWave), restricted to
-    the wanted signals with ``fstReaderSetFacProcessMask``; the library
-    calls back in time order, so the same sink works unchanged.
+Reader
+------
+Both formats are parsed by ``pywellen`` (the Python binding of wellen, the
+waveform library of the Surfer viewer): its header parse accepts what
+Verilator 5 declares (the ``$rootio`` scope, ``$auto$...`` names), and its
+streaming mode filters the wanted signals in Rust, so only their changes
+reach Python. wellen maps the file into memory: the resident size counts
+the file's pages (page cache, given back under pressure) while the process's
+own memory stays flat. This module is the adapter that keeps the ``Dump`` /
+``Var`` / ``replay`` interface the read-back was written against.
+
+One gap is filled with pyvcd's tokenizer (``vcd.reader``): wellen 0.25
+takes a trailing ``[k]`` of a VCD name as a bit index that pywellen does not
+expose, so ``\\action[0]`` and ``\\action[1]`` both come back as
+``\\action``. When a scope holds such a collision, the names as declared are
+re-read with pyvcd (see :func:`_declared_names`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -46,7 +51,8 @@ __all__ = [
 DUMP_SUFFIXES = (".vcd", ".fst")
 
 _UNIT_SECONDS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15}
-_CHUNK = 1 << 20
+#: A VCD without ``$timescale`` is read in picoseconds (what Verilator writes).
+_DEFAULT_TIMESCALE = 1e-12
 
 
 def normalise_name(name: str) -> str:
@@ -89,13 +95,14 @@ class Var:
     name : str
         Normalised name (:func:`normalise_name`).
     raw : str
-        The name as written in the dump.
+        The name as written in the dump, without a bit range.
     size : int
         Width in bits (1 for string variables).
     kind : str
-        The VCD variable type (``wire``, ``reg``, ``string`` ...).
-    handle : object
-        The dump's identifier: VCD id code (bytes) or FST handle (int).
+        The variable type in lower case (``wire``, ``reg``, ``string`` ...).
+    handle : str
+        The reader's signal id; aliases (one signal declared in several
+        scopes) share it.
     """
 
     scope: str
@@ -103,7 +110,7 @@ class Var:
     raw: str
     size: int
     kind: str
-    handle: object
+    handle: str
 
     @property
     def path(self) -> str:
@@ -153,14 +160,48 @@ class Dump:
 
         ``sink.change(k, value)`` names the variable by its index ``k`` in
         ``wanted``. Timestamps with no wanted change may be skipped.
+
+        Raises
+        ------
+        FormatError
+            The value changes are malformed. Exceptions raised by ``sink``
+            pass through unchanged.
         """
-        by_handle: dict[object, list[int]] = {}
+        by_handle: dict[str, list[int]] = {}
         for k, var in enumerate(wanted):
             by_handle.setdefault(var.handle, []).append(k)
-        if self.format == "vcd":
-            _replay_vcd(self.path, by_handle, sink)
-        else:
-            _replay_fst(self.path, by_handle, sink)
+        strings = {var.handle for var in wanted if var.kind == "string"}
+        # A pywellen stream can be consumed once: each replay opens the file anew.
+        wave = _load(self.path, self.format)
+        signals = {}
+        for v in wave.all_vars():
+            signals.setdefault(str(v.signal_ref), v)
+        include = [v for h, v in signals.items() if h in by_handle]
+        last: list[int | None] = [None]
+        sink_error: list[BaseException] = []
+
+        def on_change(t: int, signal, value) -> None:
+            try:
+                if t != last[0]:
+                    last[0] = t
+                    sink.time(t)
+                handle = str(signal)
+                # pywellen hands a bit vector with x/z bits over as its digit string.
+                if isinstance(value, str) and handle not in strings:
+                    value = None
+                for i in by_handle[handle]:
+                    sink.change(i, value)
+            except BaseException as e:
+                sink_error.append(e)
+                raise
+
+        try:
+            with _native_output_silenced():
+                wave.stream_changes(on_change, include)
+        except BaseException as e:
+            if sink_error and e is sink_error[0]:
+                raise
+            raise _format_error(self.path, self.format, e) from None
         sink.end()
 
 
@@ -175,292 +216,148 @@ def open_dump(path: str | Path) -> Dump:
     path = Path(path)
     if not path.is_file():
         raise FormatError(f"no such dump file: {str(path)!r}")
-    suffix = path.suffix.lower()
-    if suffix == ".fst":
-        return _open_fst(path)
-    if suffix != ".vcd":
+    fmt = path.suffix.lower()[1:]
+    if f".{fmt}" not in DUMP_SUFFIXES:
         raise FormatError(f"{str(path)!r}: not a dump (expected a .vcd or .fst file)")
-    return _open_vcd(path)
+    wave = _load(path, fmt)
+    ts = wave.timescale
+    exponent = None if ts is None else ts.unit.to_exponent()
+    dump = Dump(path, fmt, _DEFAULT_TIMESCALE if exponent is None
+                else ts.factor * 10.0 ** exponent)
+    names = None
+    if fmt == "vcd" and _indices_dropped(wave):
+        names = _declared_names(path)
 
+    def visit(scope, where: str) -> None:
+        table = dump.scopes.setdefault(where, {})
+        variables = scope.vars()
+        raws = [v.name for v in variables]
+        declared = None if names is None else names.get(where)
+        if declared is not None and len(declared) == len(raws):
+            raws = declared
+        for v, raw in zip(variables, raws):
+            size = 1 if v.is_string else v.bitwidth or 1
+            kind = "string" if v.is_string else v.var_type.lower()
+            var = Var(where, normalise_name(raw), raw, size, kind, str(v.signal_ref))
+            table.setdefault(var.name, var)
+        for child in scope.scopes():
+            visit(child, child.full_name)
 
-# --- VCD ----------------------------------------------------------------------------
-
-
-def _header_tokens(path: Path):
-    """Whitespace-separated tokens of the declarations, up to ``$enddefinitions``."""
-    with open(path, "rb") as f:
-        carry = b""
-        while True:
-            chunk = f.read(_CHUNK)
-            data = carry + chunk
-            if chunk:
-                cut = max(data.rfind(b" "), data.rfind(b"\n"), data.rfind(b"\t"), data.rfind(b"\r"))
-                carry, data = (data, b"") if cut < 0 else (data[cut + 1:], data[:cut])
-            for tok in data.split():
-                yield tok
-                if tok == b"$enddefinitions":
-                    return
-            if not chunk:
-                return
-
-
-def _open_vcd(path: Path) -> Dump:
-    """Parse the declarations (IEEE 1364 section 18.2.3).
-
-    Not with pyvcd's tokenizer: pyvcd 0.4 refuses scope and variable names
-    that start with ``$``, and Verilator 5 writes both (``$scope module
-    $rootio $end``, ``$var wire 1 X $auto$verilog_backend... $end``).
-    """
-    dump = Dump(path, "vcd", 1e-12)
-    stack: list[str] = []
-    toks = _header_tokens(path)
-    ended = False
-
-    def until_end() -> list[bytes]:
-        out = []
-        for t in toks:
-            if t == b"$end":
-                return out
-            out.append(t)
-        raise FormatError(f"{str(path)!r}: declarations end inside a $-command")
-
-    try:
-        for tok in toks:
-            if tok == b"$scope":
-                body = until_end()
-                if len(body) < 2:
-                    raise FormatError(f"{str(path)!r}: $scope without a name")
-                stack.append(body[1].decode("utf-8", "replace"))
-                dump.scopes.setdefault(".".join(stack), {})
-            elif tok == b"$upscope":
-                until_end()
-                if stack:
-                    stack.pop()
-            elif tok == b"$var":
-                body = [t.decode("utf-8", "replace") for t in until_end()]
-                if len(body) < 4 or not body[1].isdigit():
-                    raise FormatError(f"{str(path)!r}: bad $var {' '.join(body)!r}")
-                kind, size, ident, raw = body[0], int(body[1]), body[2], body[3]
-                # A separate single index is an array element; a range is the bits.
-                if len(body) > 4 and re.fullmatch(r"\[\d+\]", body[4]):
-                    raw += body[4]
-                scope = ".".join(stack)
-                var = Var(scope, normalise_name(raw), raw, size, kind, ident.encode())
-                dump.scopes.setdefault(scope, {}).setdefault(var.name, var)
-            elif tok == b"$timescale":
-                dump.timescale = _timescale(b"".join(until_end()).decode(), path)
-            elif tok == b"$enddefinitions":
-                ended = True
-                break
-            elif tok.startswith(b"$"):
-                until_end()
-            else:
-                raise FormatError(f"{str(path)!r}: unexpected {tok[:40]!r} in the declarations")
-    except UnicodeDecodeError:
-        raise FormatError(f"{str(path)!r}: not a VCD file") from None
-    if not ended or not dump.scopes:
-        raise FormatError(f"{str(path)!r}: not a readable VCD file (no scopes and "
-                          "$enddefinitions)")
-    return dump
-
-
-def _timescale(text: str, path: Path) -> float:
-    m = re.fullmatch(r"\s*(1|10|100)\s*(s|ms|us|ns|ps|fs)\s*", text)
-    if not m:
-        raise FormatError(f"{str(path)!r}: bad $timescale {text!r}")
-    return int(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-
-
-def _replay_vcd(path: Path, by_handle: dict[object, list[int]], sink: ChangeSink) -> None:
-    """Scan the value-change section token by token on raw bytes.
-
-    Tokens are whitespace separated (IEEE 1364 section 18.2): ``#t`` times,
-    ``0!`` scalars, ``b101 !`` / ``r1.5 !`` / ``sTEXT !`` values followed
-    by their id, and ``$keyword ... $end`` commands (``$dumpvars`` and
-    friends only bracket ordinary changes; ``$comment`` bodies are skipped).
-    """
-    change, time = sink.change, sink.time
-    with open(path, "rb") as f:
-        head = b""
-        while True:  # find the end of the declarations
-            chunk = f.read(_CHUNK)
-            if not chunk:
-                raise FormatError(f"{str(path)!r}: no $enddefinitions")
-            head += chunk
-            at = head.find(b"$enddefinitions")
-            if at >= 0:
-                end = head.find(b"$end", at + len(b"$enddefinitions"))
-                if end >= 0:
-                    rest = head[end + 4:]
-                    break
-        pending_value: bytes | None = None  # a vector value whose id is in the next chunk
-        in_comment = False
-        carry = rest
-        while True:
-            chunk = f.read(_CHUNK)
-            data = carry + chunk
-            if chunk:
-                # The last token may be cut by the chunk boundary: keep it back.
-                cut = max(data.rfind(b" "), data.rfind(b"\n"), data.rfind(b"\t"), data.rfind(b"\r"))
-                if cut < 0:
-                    carry = data
-                    continue
-                carry, data = data[cut + 1:], data[:cut]
-            tokens = data.split()
-            k, count = 0, len(tokens)
-            if pending_value is not None and count:
-                _vector(pending_value, tokens[0], by_handle, change, path)
-                pending_value, k = None, 1
-            while k < count:
-                tok = tokens[k]
-                k += 1
-                if in_comment:
-                    in_comment = tok != b"$end"
-                    continue
-                c = tok[0]
-                if c == 35:  # '#'
-                    try:
-                        t = int(tok[1:])
-                    except ValueError:
-                        raise FormatError(f"{str(path)!r}: bad time {tok[:40]!r}") from None
-                    time(t)
-                elif c in (48, 49, 120, 122, 88, 90):  # 0 1 x z X Z
-                    ks = by_handle.get(tok[1:])
-                    if ks:
-                        v = 1 if c == 49 else 0 if c == 48 else None
-                        for i in ks:
-                            change(i, v)
-                elif c in (98, 66, 114, 82, 115, 83):  # b B r R s S
-                    if k < count:
-                        _vector(tok, tokens[k], by_handle, change, path)
-                        k += 1
-                    else:
-                        pending_value = tok
-                elif c == 36:  # '$'
-                    in_comment = tok == b"$comment"
-                else:
-                    raise FormatError(f"{str(path)!r}: unexpected token {tok[:40]!r} "
-                                      "in the value changes")
-            if not chunk:
-                break
-        if pending_value is not None:
-            raise FormatError(f"{str(path)!r}: ends inside a value change")
-
-
-def _vector(value: bytes, ident: bytes, by_handle, change, path: Path) -> None:
-    ks = by_handle.get(ident)
-    if not ks:
-        return
-    c = value[0]
-    if c in (98, 66):
-        try:
-            v: int | str | None = int(value[1:], 2)
-        except ValueError:
-            v = None  # x or z bits
-    elif c in (115, 83):
-        v = value[1:].decode("utf-8", "replace")
-    else:
-        try:
-            v = float(value[1:])
-        except ValueError:
-            raise FormatError(f"{str(path)!r}: bad real value {value[:40]!r}") from None
-    for i in ks:
-        change(i, v)
-
-
-# --- FST ----------------------------------------------------------------------------
-
-
-def _fst_lib():
-    try:
-        import pylibfst
-    except ImportError:  # pragma: no cover - it is a declared dependency
-        raise FormatError("reading FST needs the 'pylibfst' package (pip install pylibfst); "
-                          "or write VCD instead") from None
-    return pylibfst
-
-
-def _open_fst(path: Path) -> Dump:
-    fst = _fst_lib()
-    ffi, lib = fst.ffi, fst.lib
-    reader = lib.fstReaderOpen(str(path).encode())
-    if reader == ffi.NULL:
-        raise FormatError(f"{str(path)!r}: not a readable FST file")
-    try:
-        dump = Dump(path, "fst", 10.0 ** int(lib.fstReaderGetTimescale(reader)))
-        stack: list[str] = []
-        lib.fstReaderIterateHierRewind(reader)
-        while True:
-            h = lib.fstReaderIterateHier(reader)
-            if h == ffi.NULL:
-                break
-            if h.htyp == lib.FST_HT_SCOPE:
-                stack.append(fst.string(h.u.scope.name))
-                dump.scopes.setdefault(".".join(stack), {})
-            elif h.htyp == lib.FST_HT_UPSCOPE:
-                if stack:
-                    stack.pop()
-            elif h.htyp == lib.FST_HT_VAR:
-                raw = fst.string(h.u.var.name)
-                kind = "string" if h.u.var.typ == lib.FST_VT_GEN_STRING else "wire"
-                scope = ".".join(stack)
-                var = Var(scope, normalise_name(raw), raw, int(h.u.var.length), kind,
-                          int(h.u.var.handle))
-                dump.scopes.setdefault(scope, {}).setdefault(var.name, var)
-    finally:
-        lib.fstReaderClose(reader)
+    for top in wave.scopes():
+        visit(top, top.full_name)
     if not dump.scopes:
-        raise FormatError(f"{str(path)!r}: no scopes declared")
+        raise FormatError(f"{str(path)!r}: not a readable {fmt.upper()} file (no scopes "
+                          "declared)")
     return dump
 
 
-def _replay_fst(path: Path, by_handle: dict[object, list[int]], sink: ChangeSink) -> None:
-    fst = _fst_lib()
-    ffi, lib = fst.ffi, fst.lib
-    reader = lib.fstReaderOpen(str(path).encode())
-    if reader == ffi.NULL:
-        raise FormatError(f"{str(path)!r}: not a readable FST file")
-    strings = set()
-    lib.fstReaderIterateHierRewind(reader)
-    while True:
-        h = lib.fstReaderIterateHier(reader)
-        if h == ffi.NULL:
-            break
-        if h.htyp == lib.FST_HT_VAR and h.u.var.typ == lib.FST_VT_GEN_STRING:
-            strings.add(int(h.u.var.handle))
-    last = [None]
-    errors: list[BaseException] = []
+# --- pywellen -----------------------------------------------------------------------
 
-    def emit(t: int, handle: int, text: str) -> None:
-        if t != last[0]:
-            last[0] = t
-            sink.time(t)
-        v = ("s" + text) if handle in strings else text
-        for i in by_handle.get(handle, ()):
-            sink.change(i, decode_value(v))
 
-    # Exceptions cannot cross the C callback: keep the first, stop forwarding.
-    def on_change(_data, t, handle, value) -> None:
-        if not errors:
-            try:
-                emit(int(t), int(handle), ffi.string(value).decode("utf-8", "replace"))
-            except BaseException as e:
-                errors.append(e)
+@contextlib.contextmanager
+def _native_output_silenced():
+    """Keep wellen's own printing off the terminal while it runs.
 
-    def on_varlen(_data, t, handle, value, length) -> None:
-        if not errors:
-            try:
-                emit(int(t), int(handle), bytes(ffi.buffer(value, length)).decode("utf-8", "replace"))
-            except BaseException as e:
-                errors.append(e)
+    wellen prints warnings with Rust's ``println!`` (``WARN: time decreased
+    ... Skipping!`` for a dump cut inside a timestamp) straight to file
+    descriptor 1, where they would corrupt ``--format json`` output, and a
+    Rust panic on malformed input writes its message and backtrace to
+    descriptor 2 before pyo3 turns it into an exception. Both descriptors
+    point at the null device meanwhile; the reason reaches the user as the
+    :class:`FormatError` instead.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        saved = (os.dup(1), os.dup(2))
+    except OSError:  # no descriptors to protect (a detached process)
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (null, *saved):
+            os.close(fd)
+
+
+def _format_error(path: Path, fmt: str, e: BaseException) -> FormatError:
+    """One clean line for a reader failure (a RuntimeError or a Rust panic)."""
+    reason = " ".join(str(e).split()) or type(e).__name__
+    reason = "".join(c if c.isprintable() and c != "\ufffd" else "?" for c in reason)
+    if len(reason) > 120:
+        reason = reason[:117] + "..."
+    return FormatError(f"{str(path)!r}: not a readable {fmt.upper()} file ({reason})")
+
+
+def _load(path: Path, fmt: str):
+    """``pywellen.Waveform`` of ``path`` in streaming mode.
+
+    Raises
+    ------
+    FormatError
+        For anything wellen refuses: the header is truncated, not VCD/FST,
+        binary garbage, or a different format than the suffix says.
+    """
+    import pywellen
 
     try:
-        lib.fstReaderClrFacProcessMaskAll(reader)
-        for handle in by_handle:
-            lib.fstReaderSetFacProcessMask(reader, handle)
-        fst.fstReaderIterBlocks2(reader, on_change, on_varlen, None)
-    finally:
-        lib.fstReaderClose(reader)
-    if errors:
-        raise errors[0]
+        with _native_output_silenced():
+            wave = pywellen.Waveform(str(path), stream_only=True)
+    except BaseException as e:  # pyo3 raises a Rust panic as a BaseException
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise _format_error(path, fmt, e) from None
+    if wave.file_format.lower() != fmt:
+        raise FormatError(f"{str(path)!r}: not a readable {fmt.upper()} file (it holds "
+                          f"{wave.file_format})")
+    return wave
 
+
+def _indices_dropped(wave) -> bool:
+    """True if two signals of one scope came back under one name.
+
+    That is wellen folding a trailing ``[k]`` into its (unexposed) index.
+    """
+    for scope in wave.all_scopes():
+        seen: dict[str, str] = {}
+        for v in scope.vars():
+            handle = str(v.signal_ref)
+            if seen.setdefault(v.name, handle) != handle:
+                return True
+    return False
+
+
+def _declared_names(path: Path) -> dict[str, list[str]] | None:
+    """Scope path -> its variables' names as declared, from pyvcd's tokenizer.
+
+    A separate single index (``arr [4]``) is part of the name, a range
+    (``bus [7:0]``) is not. None when pyvcd cannot parse the declarations
+    (it refuses ``$``-names such as Verilator's ``$rootio``); the names
+    wellen gives are kept then.
+    """
+    from vcd.reader import TokenKind, tokenize
+
+    names: dict[str, list[str]] = {}
+    stack: list[str] = []
+    try:
+        with open(path, "rb") as f:
+            for tok in tokenize(f):
+                if tok.kind is TokenKind.SCOPE:
+                    stack.append(tok.data.ident)
+                elif tok.kind is TokenKind.UPSCOPE:
+                    stack.pop()
+                elif tok.kind is TokenKind.VAR:
+                    raw = tok.data.reference
+                    if isinstance(tok.data.bit_index, int):
+                        raw += f"[{tok.data.bit_index}]"
+                    names.setdefault(".".join(stack), []).append(raw)
+                elif tok.kind is TokenKind.ENDDEFINITIONS:
+                    return names
+    except Exception:  # pyvcd's parse errors have no common base class
+        return None
+    return None
