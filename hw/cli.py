@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 
 from ..cli import UsageError
-from ..files import atomic_write
+from ..files import atomic_output, atomic_write
 from ..options import add_config_arguments, config_from_args, int_list, positive_int, progress_printer
 
 __all__ = ["register"]
@@ -88,18 +86,9 @@ def cmd_hwsim(args: argparse.Namespace) -> int:
                  f"hwsim of N={config.n} with L={ref.length}",
                  hint="too large for the Python simulator, use the co-simulation")
     if args.vcd:
-        vcd_dir = os.path.dirname(os.path.abspath(args.vcd))
-        if not os.path.isdir(vcd_dir):
-            raise FileNotFoundError(2, "output folder does not exist", vcd_dir)
         # Written beside its destination and renamed: never a half-written VCD.
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(args.vcd)}.", dir=vcd_dir)
-        os.close(fd)
-        try:
+        with atomic_output(args.vcd, temp_path=True) as tmp:
             record = run_fabric(config, args.width, vcd_path=tmp)
-            os.replace(tmp, args.vcd)
-        except BaseException:
-            os.unlink(tmp)
-            raise
     else:
         record = run_fabric(config, args.width)
     verdict = judge(config, args.width, record)

@@ -33,7 +33,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["MARKER", "OutputError", "atomic_write", "atomic_directory",
+__all__ = ["MARKER", "OutputError", "atomic_output", "atomic_write", "atomic_directory",
            "check_output_file", "check_output_dir"]
 
 #: Left in every folder pipegossip writes; lists the entries it wrote there.
@@ -83,14 +83,53 @@ def check_output_file(path: str | os.PathLike) -> Path:
     return real
 
 
-def _write_stream(data: str | bytes) -> None:
-    if isinstance(data, bytes):
+@contextmanager
+def atomic_output(path: str | os.PathLike, binary: bool = False, temp_path: bool = False):
+    """Stream an output to ``path`` and put it in place only when the block succeeds.
+
+    The one writer behind every file pipegossip writes (:func:`atomic_write`
+    is its one-shot form). Yields an open file (text as UTF-8, or binary),
+    or with ``temp_path`` the temporary file's path for a tool that writes
+    by name (a simulator's waveform dump). On any exception, interrupt or
+    ``SystemExit`` the temporary file is removed and the previous ``path`` is
+    left as it was. Pipes, devices and ``-`` are written directly (they
+    cannot be renamed over); symbolic links are followed.
+    """
+    real = Path("-") if _is_stream(path) else check_output_file(path)
+    direct = _is_stream(path) or (real.exists() and not real.is_file())
+    if direct and temp_path:
+        raise OutputError(f"{os.fspath(path)!r} must be a regular file for this output")
+    if _is_stream(path):
+        if binary:
+            sys.stdout.flush()  # text already written goes out first
+        yield sys.stdout.buffer if binary else sys.stdout
         sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        sys.stdout.write(data)
-        sys.stdout.flush()
+        return
+    if direct:
+        with open(real, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+            yield f
+        return
+    try:
+        mode = stat.S_IMODE(real.stat().st_mode)  # keep an existing file's permissions
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    try:
+        if temp_path:
+            os.close(fd)
+            yield Path(tmp)
+        else:
+            with os.fdopen(fd, "wb" if binary else "w",
+                           **({} if binary else {"encoding": "utf-8"})) as f:
+                yield f
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
@@ -108,31 +147,10 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
     pathlib.Path
         The path as given.
     """
-    if _is_stream(path):
-        _write_stream(data)
-        return Path("-")
-    real = check_output_file(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    if real.exists() and not real.is_file():
-        with open(real, "wb") as f:  # a pipe or device cannot be renamed over
-            f.write(payload)
-        return Path(path)
-    try:
-        mode = stat.S_IMODE(real.stat().st_mode)  # keep an existing file's permissions
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    if not isinstance(data, (str, bytes)):
+        raise TypeError(f"atomic_write takes str or bytes, not {type(data).__name__}")
+    with atomic_output(path, binary=isinstance(data, bytes)) as f:
+        f.write(data)
     return Path(path)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import atomic_output
 from ..hw.ports import CLOCK_PORTS, ports
 from ..hw.words import WordScheme
 from ..model.result import RunResult
@@ -109,11 +110,20 @@ def write_golden_dump(result: RunResult, path: str | Path, *, width: int = 8,
     if result.table is None:
         raise ValueError("write_golden_dump needs a run with its table (simulate(..., table=True))")
     path = Path(path)
+    fst = path.suffix.lower() == ".fst"
+    # Written under a temporary name and renamed: never a half-written dump.
+    with atomic_output(path, temp_path=True) as tmp:
+        out = _FSTOut(tmp, 1) if fst else _VCDOut(tmp, 1)
+        _write(out, result, width, scope, period_ps, reset_cycles, tail_cycles)
+    return path
+
+
+def _write(out, result: RunResult, width: int, scope: str, period_ps: int,
+           reset_cycles: int, tail_cycles: int) -> None:
     config, table = result.config, result.table
     n, length, sessions = config.n, table.length, config.sessions
     words = WordScheme(n, sessions, width)
     word_of = words.word
-    out = _FSTOut(path, 1) if path.suffix.lower() == ".fst" else _VCDOut(path, 1)
     sc = scope.split(".")
     handles: dict[str, int] = {}
     for name in CLOCK_PORTS:
@@ -183,4 +193,3 @@ def write_golden_dump(result: RunResult, path: str | Path, *, width: int = 8,
     last_edge = (len(frames) - 1) * period_ps + half
     out.change(last_edge, clk, 1)
     out.close(len(frames) * period_ps)
-    return path

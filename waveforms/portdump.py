@@ -18,12 +18,11 @@ open as they are; the copy remains for older dumps and other sources.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import shutil
 from pathlib import Path
 
+from ..files import atomic_output
 from ..model.errors import FormatError
 from .dump import Dump, Var, open_dump
 from .readback import find_fabric
@@ -90,7 +89,7 @@ def write_port_dump(src: str | Path, dst: str | Path, top: str | None = None,
         if var.handle not in seen and not var.raw.startswith("$"):
             seen.add(var.handle)
             chosen.append(var)
-    with _replacing(dst, "w") as f:
+    with atomic_output(dst) as f:
         with VCDWriter(f, timescale=dump.timescale_text, date="-",
                        comment=f"pipegossip: ports of {ports.scope} from {dump.path.name}") as w:
             variables = []
@@ -145,27 +144,8 @@ def nest_root_scope(path: str | Path, name: str = "TOP") -> bool:
         header = (head[:at] + b"$scope module " + name.encode() + b" $end"
                   + head[at + len(_ROOTIO):close.start()] + head[close.end():end]
                   + b"$upscope $end\n")
-        with _replacing(path, "wb") as dst:
+        with atomic_output(path, binary=True) as dst:
             dst.write(header)
             dst.write(head[end:])
             shutil.copyfileobj(src, dst, 1 << 20)
     return True
-
-
-@contextlib.contextmanager
-def _replacing(dst: Path, mode: str):
-    """A temporary file beside ``dst`` that replaces it on success, streamed.
-
-    Dumps run to gigabytes, so they are not built in memory as
-    :func:`pipegossip.files.atomic_write` would need.
-    """
-    tmp = dst.with_name(f".{dst.name}.tmp")
-    try:
-        with open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-            yield f
-        if dst.exists():
-            os.chmod(tmp, dst.stat().st_mode & 0o7777)
-        tmp.replace(dst)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
