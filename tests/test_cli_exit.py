@@ -158,3 +158,37 @@ def test_unusable_home_falls_back_to_a_private_tool_cache(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stderr
     assert "module pipegossip_fabric" in (tmp_path / "f.v").read_text()
+
+
+def _golden_dump(path):
+    from pipegossip.model import RunConfig, simulate
+    from pipegossip.waveforms.golden import write_golden_dump
+
+    return write_golden_dump(simulate(RunConfig.family(4, "identity"), table=True), path)
+
+
+def test_waves_checks_every_output_before_writing(tmp_path):
+    """Row 5: out.txt used to be written before the .gtkw beside the dump was refused."""
+    _golden_dump(tmp_path / "x.vcd")
+    (tmp_path / "x.gtkw").mkdir()  # the save file's place is taken by a folder
+    r = pg("waves", "x.vcd", "--gtkw", "-o", "out.txt", cwd=tmp_path)
+    assert r.returncode == 2 and "'x.gtkw' is a folder" in r.stderr
+    assert not (tmp_path / "out.txt").exists()
+
+
+@pytest.mark.parametrize("make", ["folder", "fifo"])
+def test_waves_names_what_is_wrong_with_the_dump(tmp_path, make):
+    """Row 20: a folder or FIFO used to read as 'no such dump file' (or hang)."""
+    target = tmp_path / "d.vcd"
+    target.mkdir() if make == "folder" else os.mkfifo(target)
+    r = pg("waves", "d.vcd", cwd=tmp_path)
+    assert r.returncode == 2
+    assert ("is a folder" if make == "folder" else "not a regular file") in r.stderr
+
+
+def test_report_refuses_a_huge_table8_at_once(tmp_path):
+    """Row 13: --table8-max 100000000 used to run without limit."""
+    r = pg("report", "n=4,order=identity", "-o", "rep", "--table8-max", "100000000",
+           cwd=tmp_path)
+    assert r.returncode == 2 and "PIPEGOSSIP_MAX_MEMORY" in r.stderr
+    assert list(tmp_path.iterdir()) == []

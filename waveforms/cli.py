@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from ..cli import UsageError
-from ..files import atomic_write
+from ..files import atomic_write, check_output_dir, check_output_file
+from ..limits import check_model_memory
 from ..options import positive_int
 from .diff import diff_tables, format_diff
 from .gtkw import write_gtkw
@@ -99,6 +100,11 @@ def _emit(text: str, output: str | None) -> None:
 
 
 def cmd_waves(args: argparse.Namespace) -> int:
+    # Every output location is checked before anything is written.
+    if args.output:
+        check_output_file(args.output)
+    if args.gtkw:
+        check_output_file(Path(args.dump).with_suffix(".gtkw"))
     rb = read_dump(args.dump, top=args.top, run=args.run, clock=args.clock)
     if args.format == "json":
         text = json.dumps(rb.to_json()) + "\n"
@@ -136,8 +142,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    items = build_items(args.sources, top=args.top)
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {args.output!r} is a file; give a folder")
+    check_output_file(out / "report.html") if out.is_dir() else check_output_dir(out)
     ns = [] if args.no_table8 else [2 ** k for k in range(1, 64) if 2 ** k <= args.table8_max]
+    if ns:
+        check_model_memory(ns[-1], what=f"Table 8 up to N={ns[-1]:,}")
+    items = build_items(args.sources, top=args.top)
     command = "pipegossip " + " ".join(shlex.quote(a) for a in sys.argv[2:]) \
         if len(sys.argv) > 1 and sys.argv[1] == "report" else None
     def progress(n: int) -> None:
@@ -145,9 +157,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     text = render_report(items, ns, title=args.title, command=command,
                          progress=None if args.quiet else progress)
-    out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"-o {args.output!r} is a file; give a folder")
     out.mkdir(parents=True, exist_ok=True)
     path = atomic_write(out / "report.html", text)
     failed = [i for i in items if i.verdict is not None and not i.verdict.ok]

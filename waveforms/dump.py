@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..model.errors import FormatError
+from ..model.inputs import check_input_file
 
 __all__ = [
     "Var", "Dump", "ChangeSink", "open_dump", "normalise_name", "decode_value",
@@ -213,9 +214,8 @@ def open_dump(path: str | Path) -> Dump:
     FormatError
         If the file cannot be read or is not a dump of that format.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FormatError(f"no such dump file: {str(path)!r}")
+    # Dumps are streamed, so no size limit; folders, FIFOs and devices are refused.
+    path = check_input_file(path, "dump", max_bytes=None)
     fmt = path.suffix.lower()[1:]
     if f".{fmt}" not in DUMP_SUFFIXES:
         raise FormatError(f"{str(path)!r}: not a dump (expected a .vcd or .fst file)")
