@@ -1,0 +1,443 @@
+"""The one schedule validator: rules of the five models, and the metrics.
+
+Two passes keep it fast on million-message schedules:
+
+1. *static* rules that need no state (node and item ids, receivers, packet
+   size, edges) are checked on all messages at once with NumPy; the earliest
+   violation is remembered;
+2. a round-by-round pass keeps what every node knows as a bit matrix
+   (``n x ceil(items/64)`` uint64) and checks, vectorised per round, that
+   every sender holds what it sends and that the round respects the model
+   (a bincount per round finds conflicts in linear time; keys are sorted only
+   to name the offending message). It stops at the earliest static violation,
+   so the reported error is always the first one in schedule order.
+
+Errors read ``round r, message m: rule``; ``r`` is 1-based, ``m`` is the
+0-based position of the message in its round (``rounds[r-1][m]`` in the file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import FormatError
+from .ir import Q_ID, Schedule
+
+__all__ = ["ScheduleError", "Validation", "validate", "check", "items_per_node"]
+
+_UNICAST = {"H1", "F1", "Hstar", "Fstar"}
+#: Largest knowledge matrix the validator allocates (bits).
+_MAX_BITS = 1 << 33
+
+
+class ScheduleError(FormatError):
+    """A schedule broke a rule; the message names round, message and rule."""
+
+    def __init__(self, round: int, message: int | None, rule: str):
+        self.round, self.message, self.rule = round, message, rule
+        where = "-" if message is None else str(message)
+        super().__init__(f"round {round}, message {where}: {rule}")
+
+
+@dataclass
+class Validation:
+    """The outcome of :func:`validate`.
+
+    Attributes
+    ----------
+    valid : bool
+    error : str or None
+        ``"round r, message m: rule"`` for an invalid schedule.
+    R : int
+        Rounds up to the last non-empty one.
+    messages, transfers, item_transfers : int
+    calls : int or None
+        F1 only: talking pairs summed over rounds.
+    busy : list[int]
+        Per round 1..R, the nodes that send or receive.
+    S : int
+        Sum over rounds of the largest message (items).
+    efficiency : float
+        ``sum(busy) / (n * R)``.
+    knowledge : list[int]
+        Items held summed over nodes, at the start and after each round
+        (only when asked for; costs a popcount per round).
+    """
+
+    valid: bool
+    n: int
+    error: str | None = None
+    exception: ScheduleError | None = field(default=None, repr=False)
+    R: int = 0
+    messages: int = 0
+    calls: int | None = None
+    transfers: int = 0
+    item_transfers: int = 0
+    busy: list[int] = field(default_factory=list)
+    S: int = 0
+    efficiency: float = 0.0
+    items_per_node: int = 1
+    knowledge: list[int] = field(default_factory=list)
+
+    def T(self, tau: float) -> float:
+        """Time in the linear-cost model: ``R + tau * S``."""
+        return self.R + tau * self.S
+
+    def to_json(self) -> dict:
+        return {"valid": self.valid, "error": self.error, "n": self.n, "R": self.R,
+                "messages": self.messages, "calls": self.calls, "transfers": self.transfers,
+                "item_transfers": self.item_transfers, "S": self.S,
+                "efficiency": self.efficiency, "busy": self.busy}
+
+
+def items_per_node(s: Schedule) -> int:
+    """``h``, read off the largest item id (node ``v`` owns ``v, v+n, v+2n, ...``)."""
+    ints = s.items[s.items >= 0]
+    top = int(ints.max()) if len(ints) else 0
+    return max(1, top // s.n + 1)
+
+
+def _first(bad: np.ndarray) -> int | None:
+    idx = np.flatnonzero(bad)
+    return int(idx[0]) if len(idx) else None
+
+
+def _dup_later(keys: np.ndarray, msg: np.ndarray) -> tuple[int, int] | None:
+    """Earliest message that repeats a key an earlier message used: (msg, key)."""
+    if len(keys) < 2:
+        return None
+    # one in-place sort of key * M + msg: cheaper in memory than a lexsort
+    # and its gathers on million-message schedules
+    span = int(msg.max()) + 1
+    both = keys * span + msg
+    both.sort()
+    k, m = np.divmod(both, span)
+    del both
+    rep = np.flatnonzero(k[1:] == k[:-1]) + 1
+    rep = rep[m[rep] != m[rep - 1]]  # a key repeated within one message is another rule
+    if not len(rep):
+        return None
+    j = rep[np.argmin(m[rep])]
+    return int(m[j]), int(k[j])
+
+
+class _Static:
+    """Finds the earliest message breaking a rule that needs no knowledge."""
+
+    def __init__(self, s: Schedule, h: int):
+        self.s, self.n, self.h = s, s.n, h
+        self.best: tuple[int, str] | None = None
+        m = len(s.src)
+        self.dst_len = np.diff(s.dst_ptr)
+        self.item_len = np.diff(s.item_ptr)
+        self.dst_msg = np.repeat(np.arange(m, dtype=np.int64), self.dst_len)
+        self.item_msg = np.repeat(np.arange(m, dtype=np.int64), self.item_len)
+
+    def note(self, m: int | None, rule) -> None:
+        if m is not None and (self.best is None or m < self.best[0]):
+            self.best = (m, rule() if callable(rule) else rule)
+
+    def run(self) -> tuple[int, str] | None:
+        s, n = self.s, self.n
+        src, dst = s.src, s.dst
+        m = self.note
+        bad = (src < 0) | (src >= n)
+        i = _first(bad)
+        m(i, lambda: f"unknown node {src[i]} (nodes are 0..{n - 1})")
+        bad = (dst < 0) | (dst >= n)
+        j = _first(bad)
+        if j is not None:
+            m(int(self.dst_msg[j]), f"unknown node {dst[j]} (nodes are 0..{n - 1})")
+        i = _first(self.dst_len == 0)
+        m(i, "message has no receiver")
+        if s.model in _UNICAST:
+            i = _first(self.dst_len > 1)
+            m(i, f"model {s.model} allows one receiver per message (multicast needs model port)")
+        j = _first(dst == src[self.dst_msg])
+        if j is not None:
+            m(int(self.dst_msg[j]), f"node {dst[j]} sends to itself")
+        self._duplicates(self.dst_msg, dst, "receiver {} listed twice")
+        self._items()
+        if s.p is not None and s.primitive != "polling":
+            i = _first(self.item_len > s.p)
+            m(i, lambda: f"message carries {self.item_len[i]} items, more than p={s.p}")
+        self._edges()
+        return self.best
+
+    def _duplicates(self, msg: np.ndarray, values: np.ndarray, rule: str) -> None:
+        # ``msg`` is non-decreasing: without two equal neighbours every
+        # message has at most one entry and nothing can repeat
+        if len(values) < 2 or not np.any(msg[1:] == msg[:-1]):
+            return
+        keys = msg * (self.n * self.h + 2) + (values + 1)
+        order = np.argsort(keys, kind="stable")
+        k = keys[order]
+        rep = np.flatnonzero(k[1:] == k[:-1]) + 1
+        if len(rep):
+            j = order[rep[np.argmin(order[rep])]]
+            self.note(int(msg[j]), rule.format(_item_text(values[j])))
+
+    def _items(self) -> None:
+        s, items = self.s, self.s.items
+        universe = self.n * self.h
+        polling = s.primitive == "polling"
+        bad = (items >= universe) | (items < (-1 if polling else 0))
+        j = _first(bad)
+        if j is not None:
+            what = "question 'q' outside polling" if items[j] == Q_ID else f"unknown item {items[j]}"
+            self.note(int(self.item_msg[j]), what)
+        if polling:
+            j = _first((items >= 0) & (items != s.src[self.item_msg]) & (items >= self.n))
+            if j is not None:
+                self.note(int(self.item_msg[j]), f"unknown item {items[j]} (polling has items "
+                          f"0..{self.n - 1} and 'q')")
+        self._duplicates(self.item_msg, items, "item {} listed twice")
+
+    def _edges(self) -> None:
+        s = self.s
+        if s.topology.edges is None or not len(s.dst):
+            return
+        ok = s.topology.has_edges(s.src[self.dst_msg], s.dst)
+        j = _first(~ok)
+        if j is not None:
+            u, v = s.src[self.dst_msg[j]], s.dst[j]
+            self.note(int(self.dst_msg[j]), f"no edge {u}-{v} in topology {s.topology.name}")
+
+
+def _round_conflict(s: Schedule, src: np.ndarray, dst: np.ndarray, dst_msg: np.ndarray,
+                    first_dst: np.ndarray) -> tuple[int, str] | None:
+    """The first message of one round that breaks the model's per-round rule.
+
+    ``dst_msg`` maps each receiver entry to its message (local index);
+    ``first_dst`` is each message's first receiver. A cheap count finds out
+    whether the round has a conflict at all; only then are keys sorted to
+    name the earliest offending message.
+    """
+    n, model = s.n, s.model
+    local = np.arange(len(src), dtype=np.int64)
+    if model == "H1":
+        nodes = np.concatenate([src, dst])
+        if np.bincount(nodes, minlength=n).max(initial=0) <= 1:
+            return None
+        hit = _dup_later(nodes, np.concatenate([local, dst_msg]))
+        return hit and (hit[0], f"node {hit[1]} is in two messages this round (H1)")
+    if model in ("port", "F1"):
+        found = []
+        if np.bincount(src, minlength=n).max(initial=0) > 1:
+            hit = _dup_later(src, local)
+            found.append((hit[0], f"node {hit[1]} sends twice this round ({model})"))
+        if np.bincount(dst, minlength=n).max(initial=0) > 1:
+            hit = _dup_later(dst, dst_msg)
+            found.append((hit[0], f"node {hit[1]} receives twice this round ({model})"))
+        if model == "F1" and not found:
+            # a node that sends and receives must talk to one partner
+            heard = np.full(n, -1, dtype=np.int64)
+            heard[first_dst] = src
+            partner = heard[src]
+            bad = (partner >= 0) & (partner != first_dst)
+            if bad.any():
+                who = np.flatnonzero(bad)
+                at = np.full(n, -1, dtype=np.int64)
+                at[first_dst] = local
+                later = np.maximum(who, at[src[who]])
+                i = int(np.argmin(later))
+                found.append((int(later[i]), f"node {src[who[i]]} is in two calls this round "
+                              "(F1: one call per node)"))
+        return min(found) if found else None
+    u, v = src[dst_msg], dst
+    if model == "Hstar":
+        u, v = np.minimum(u, v), np.maximum(u, v)
+    keys = u * n + v
+    if len(np.unique(keys)) == len(keys):
+        return None
+    hit = _dup_later(keys, dst_msg)
+    a, b = divmod(hit[1], n)
+    sep = "-" if model == "Hstar" else "->"
+    return hit[0], f"edge {a}{sep}{b} carries two messages this round ({model})"
+
+
+def _item_text(x: int) -> str:
+    return "'q'" if x == Q_ID else str(x)
+
+
+def validate(s: Schedule, knowledge: bool = False) -> Validation:
+    """Check every rule and compute the metrics of ``s``.
+
+    Parameters
+    ----------
+    s : Schedule
+    knowledge : bool
+        Also record the items held, summed over nodes, after every round.
+
+    Returns
+    -------
+    Validation
+        ``valid`` is False and ``error`` names round, message and rule for
+        the first violation in schedule order.
+    """
+    n = s.n
+    h = items_per_node(s)
+    if n * n * h > _MAX_BITS:
+        top = int(s.items.max())
+        m = int(np.searchsorted(s.item_ptr, int(np.argmax(s.items)), side="right")) - 1
+        r = int(np.searchsorted(s.round_ptr, m, side="right"))
+        return _fail(n, ScheduleError(r, m - int(s.round_ptr[r - 1]),
+                                      f"unknown item {top} (too many items per node)"))
+    static = _Static(s, h).run()
+    stop = static[0] if static else len(s.src)
+    result = _simulate(s, h, stop, knowledge)
+    if isinstance(result, ScheduleError):
+        return _fail(n, result)
+    if static is not None:
+        m, rule = static
+        r = int(np.searchsorted(s.round_ptr, m, side="right"))
+        return _fail(n, ScheduleError(r, m - int(s.round_ptr[r - 1]), rule))
+    return result
+
+
+def _fail(n: int, e: ScheduleError) -> Validation:
+    return Validation(valid=False, n=n, error=str(e), exception=e)
+
+
+def check(s: Schedule) -> Validation:
+    """Like :func:`validate` but raise :class:`ScheduleError` when invalid."""
+    v = validate(s)
+    if not v.valid:
+        raise v.exception
+    return v
+
+
+def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
+    """Round-by-round knowledge pass over messages ``0..stop-1``; metrics."""
+    n = s.n
+    polling = s.primitive == "polling"
+    universe = n * h + (1 if polling else 0)
+    qbit = n * h  # the question's bit, polling only
+    words = (universe + 63) // 64
+    K = np.zeros((n, words), dtype=np.uint64)
+    nodes = np.arange(n, dtype=np.int64)
+    if polling:
+        _set(K, np.array([s.root, s.root]), np.array([s.root, qbit]))
+    else:
+        own = np.arange(n * h, dtype=np.int64)
+        _set(K, own % n, own)
+    dst_len = np.diff(s.dst_ptr)
+    item_len = np.diff(s.item_ptr)
+    rp = s.round_ptr
+    busy, calls, sizes, know = [], 0, [], []
+    if want_knowledge:
+        know.append(int(np.bitwise_count(K).sum()))
+    mark = np.zeros(n, dtype=bool)
+    send_to = np.full(n, -1, dtype=np.int64)
+    for r in range(1, s.rounds_total + 1):
+        a, b = int(rp[r - 1]), min(int(rp[r]), stop)
+        if a >= b:
+            if a >= stop:
+                break
+            busy.append(0)
+            sizes.append(0)
+            if want_knowledge:
+                know.append(know[-1])
+            continue
+        src = s.src[a:b]
+        d0, d1 = int(s.dst_ptr[a]), int(s.dst_ptr[b])
+        i0, i1 = int(s.item_ptr[a]), int(s.item_ptr[b])
+        dst, items = s.dst[d0:d1], s.items[i0:i1]
+        dl, il = dst_len[a:b], item_len[a:b]
+        local = np.arange(b - a, dtype=np.int64)
+        found = []  # (local message, rule): the earliest wins
+        if polling:
+            speaks = (src != s.root) & ~_has(K, src, np.full(len(src), qbit))
+            j = _first(speaks)
+            if j is not None:
+                found.append((j, f"node {src[j]} speaks before it heard the question 'q'"))
+        item_msg = np.repeat(local, il)
+        bits = np.where(items == Q_ID, qbit, items)
+        j = _first(~_has(K, src[item_msg], bits))
+        if j is not None:
+            m = int(item_msg[j])
+            found.append((m, f"node {src[m]} sends item {_item_text(items[j])} it does not hold"))
+        firsts = dst[s.dst_ptr[a:b] - d0]
+        conflict = _round_conflict(s, src, dst, np.repeat(local, dl), firsts)
+        if conflict is not None:
+            found.append(conflict)
+        if found:
+            # ties on one message: the polling rule, then held items, then the model
+            m, rule = min(found, key=lambda f: f[0])
+            return ScheduleError(r, m, rule)
+        # every (receiver, item) pair of the round, applied after all checks:
+        # what arrives in round r is usable from round r+1.
+        per_item_dsts = dl[item_msg]
+        rows = np.repeat(item_msg, per_item_dsts)
+        offs = np.arange(len(rows)) - np.repeat(np.cumsum(per_item_dsts) - per_item_dsts,
+                                                per_item_dsts)
+        recv = dst[(s.dst_ptr[a:b] - d0)[rows] + offs]
+        _set(K, recv, np.repeat(bits, per_item_dsts))
+        if polling:  # a node's response exists once it holds the question
+            asked = nodes[_has(K, nodes, np.full(n, qbit))]
+            _set(K, asked, asked)
+        mark[src] = True
+        mark[dst] = True
+        busy.append(int(np.count_nonzero(mark)))
+        mark[src] = False
+        mark[dst] = False
+        if s.model == "F1":
+            send_to[src] = firsts
+            recip = int(np.count_nonzero(send_to[firsts] == src))
+            send_to[src] = -1
+            calls += (b - a) - recip // 2
+        sizes.append(1 if polling else int(il.max()))
+        if want_knowledge:
+            know.append(int(np.bitwise_count(K).sum()))
+    if stop < len(s.src):
+        return None
+    missing = _missing(s, K, h, qbit)
+    if missing:
+        return ScheduleError(s.rounds_total, None, missing)
+    R = max((i + 1 for i, x in enumerate(busy) if x), default=0)
+    busy = busy[:R]
+    return Validation(valid=True, n=n, R=R, messages=len(s.src),
+                      calls=calls if s.model == "F1" else None, transfers=len(s.dst),
+                      item_transfers=int((item_len * dst_len).sum()), busy=busy,
+                      S=int(sum(sizes[:R])), efficiency=sum(busy) / (n * R) if R else 0.0,
+                      items_per_node=h, knowledge=know[:R + 1])
+
+
+def _set(K: np.ndarray, rows: np.ndarray, bits: np.ndarray) -> None:
+    bits = np.asarray(bits, dtype=np.int64)
+    np.bitwise_or.at(K, (np.asarray(rows, dtype=np.int64), bits >> 6),
+                     np.left_shift(np.uint64(1), (bits & 63).astype(np.uint64)))
+
+
+def _has(K: np.ndarray, rows: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    bits = np.asarray(bits, dtype=np.int64)
+    w = K[rows, bits >> 6]
+    return ((w >> (bits & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+
+def _missing(s: Schedule, K: np.ndarray, h: int, qbit: int) -> str | None:
+    """Why the result is incomplete, or None."""
+    n = s.n
+    if s.primitive == "polling":
+        need, rows = np.arange(n), np.array([s.root])
+    elif s.primitive == "gather":
+        need, rows = np.arange(n * h), np.array([s.root])
+    elif s.primitive == "broadcast":
+        need, rows = s.root + n * np.arange(h), np.arange(n)
+    else:
+        need, rows = np.arange(n * h), np.arange(n)
+    mask = np.zeros(K.shape[1], dtype=np.uint64)
+    np.bitwise_or.at(mask, need >> 6, np.left_shift(np.uint64(1), (need & 63).astype(np.uint64)))
+    lack = (K[rows] & mask) != mask  # (rows, words)
+    bad_rows = np.flatnonzero(lack.any(axis=1))
+    if not len(bad_rows):
+        return None
+    v = int(rows[bad_rows[0]])
+    held = _has(K, np.full(len(need), v), need)
+    item = int(need[np.argmin(held)])
+    total = int(np.bitwise_count(mask).sum()) * len(rows) - int(
+        np.bitwise_count(K[rows] & mask).sum())
+    return (f"incomplete {s.primitive}: node {v} lacks item {item} at the end "
+            f"({total} node-item pairs missing)")

@@ -1,0 +1,259 @@
+"""Sub-commands for schedules: ``schedule``, ``check``, ``plot-schedule``,
+``schedule-table`` and ``schedule-bench``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .cli import UsageError
+from .files import atomic_write
+from .literature_cli import LITERATURE_ALGORITHMS, literature_schedule
+from .model.errors import ConfigError
+from .model.schedules.bounds import bounds_for
+from .model.errors import FormatError
+from .model.schedules.ir import Schedule, dumps, load, loads
+from .model.schedules.validate import validate
+from .options import add_config_arguments, config_from_args, positive_int
+
+__all__ = ["register", "ALGORITHMS"]
+
+ALGORITHMS = ("run", "one-factor", "cyclic-shift", "recursive-doubling",
+              "min-calls") + LITERATURE_ALGORITHMS
+_RUN_ONLY = {"order": None, "seed": None, "receive": "ordered", "substitute": False,
+             "sessions": 1, "channels": None}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "schedule", help="write a communication schedule (pipegossip-schedule/1 JSON)",
+        description="Generate a schedule and write it as JSON (gzip when FILE ends in .gz). "
+        "'run' compiles a pipelined-gossiping run (all options of 'pipegossip run'); the "
+        "others are the optimal generators: one-factor (H1, p=1), cyclic-shift (port, p=1), "
+        "recursive-doubling (telephone F1, unlimited p), min-calls (F1, 2n-4 calls).")
+    p.add_argument("algorithm", choices=ALGORITHMS, metavar="ALGORITHM",
+                   help=" | ".join(ALGORITHMS))
+    add_config_arguments(p)
+    for action in p._actions:  # --n and --order are optional here (hypercube gives n)
+        if action.dest in ("n", "order"):
+            action.required = False
+        if action.dest == "order":
+            action.help += "; 'schedule run' only, default pipelined"
+        if action.dest == "n":
+            action.help += "; every algorithm but hypercube recursive-doubling (--k)"
+    g = p.add_argument_group("generators")
+    g.add_argument("--topology", default="complete", metavar="NAME",
+                   help="complete (default) or, for recursive-doubling, hypercube")
+    g.add_argument("--k", type=positive_int, help="hypercube dimension (n = 2^k)")
+    g.add_argument("--p", type=positive_int, default=None,
+                   help="declare a packet limit; refused if the schedule breaks it")
+    g.add_argument("--root", type=int, default=None,
+                   help="root node (broadcast, gather, polling schedules)")
+    p.add_argument("-o", "--output", default="-", metavar="FILE",
+                   help="FILE.json or FILE.json.gz; '-' (default) is stdout")
+    p.set_defaults(func=cmd_schedule)
+
+    p = sub.add_parser("check", help="validate a schedule file and print its metrics",
+                       description="Exit 0: valid (metrics printed); 1: a rule is broken (one "
+                       "line: round, message, rule); 2: the file cannot be read.")
+    p.add_argument("file", metavar="FILE", help="schedule file (.json, .json.gz) or - for stdin")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("plot-schedule", help="draw a schedule: nodes x rounds, knowledge growth")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.png|FILE.svg")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("schedule-table", help="R, messages and efficiency of every algorithm "
+                       "against its bound",
+                       description="Compare the pipelined run, identity + Algorithm 2 (receive "
+                       "any), one-factor, cyclic-shift and recursive-doubling.")
+    p.add_argument("--min-n", type=positive_int, default=4)
+    p.add_argument("--max-n", type=positive_int, default=64)
+    p.add_argument("--sizes", metavar="N,N,...",
+                   help="explicit sizes (default: powers of two from --min-n to --max-n)")
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.set_defaults(func=cmd_table)
+
+    p = sub.add_parser("schedule-bench", help="time and memory of generating and validating "
+                       "one-factor and cyclic-shift")
+    p.add_argument("--sizes", default="256,1024,4096", metavar="N,N,...")
+    p.add_argument("--limit-gib", type=float, default=4.0,
+                   help="skip sizes whose estimated peak exceeds this; default 4")
+    p.set_defaults(func=cmd_bench)
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--sizes: expected comma-separated integers, got {text!r}") from None
+    if not sizes or min(sizes) < 2:
+        raise UsageError(f"--sizes: every size must be at least 2, got {text!r}")
+    return sizes
+
+
+def _generate(args: argparse.Namespace) -> Schedule:
+    from .model.algorithms.limits import GENERATORS
+    from .model.schedules.compile_run import schedule_of_config
+    if args.algorithm in LITERATURE_ALGORITHMS:
+        return literature_schedule(args)
+    if args.algorithm == "run":
+        if args.topology != "complete" or args.k is not None:
+            raise UsageError("schedule run: a run is always on the complete graph")
+        if args.n is None:
+            raise UsageError("schedule run: --n is required")
+        if args.order is None:
+            args.order = "pipelined"
+        return schedule_of_config(config_from_args(args))
+    given = [f"--{k}" for k, d in _RUN_ONLY.items() if getattr(args, k) != d]
+    if given:
+        raise UsageError(f"{given[0]} applies only to 'schedule run'")
+    n = args.n
+    if args.topology == "hypercube":
+        if args.algorithm != "recursive-doubling":
+            raise UsageError(f"{args.algorithm} runs on the complete graph only")
+        if args.k is not None:
+            if n is not None and n != 1 << args.k:
+                raise UsageError(f"--n {n} contradicts --k {args.k} (n = 2^k)")
+            n = 1 << args.k
+    elif args.topology != "complete":
+        raise UsageError(f"--topology {args.topology}: generators here run on complete "
+                         "(or hypercube for recursive-doubling)")
+    elif args.k is not None:
+        raise UsageError("--k applies only to --topology hypercube")
+    if n is None:
+        raise UsageError(f"schedule {args.algorithm}: --n is required")
+    if n < 2 or n > 1 << 14:
+        raise UsageError(f"--n must be between 2 and {1 << 14}, got {n}")
+    if args.algorithm == "recursive-doubling" and n > 4096:
+        raise UsageError(f"recursive-doubling is limited to n <= 4096, got {n}")
+    try:
+        gen = GENERATORS[args.algorithm]
+        if args.algorithm == "recursive-doubling":
+            return gen(n, args.topology)
+        return gen(n)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    if args.root is not None:
+        raise UsageError("--root: every generator here writes gossip schedules, which have "
+                         "no root")
+    s = _generate(args)
+    if args.p is not None:
+        s.p = args.p  # the validator decides whether the schedule keeps it
+        v = validate(s)
+        if not v.valid:
+            raise ConfigError(f"--p {args.p}: the {args.algorithm} schedule breaks it ({v.error})")
+    atomic_write(args.output, dumps(s, gz=str(args.output).endswith(".gz")))
+    return 0
+
+
+def _metrics_text(s: Schedule, v) -> str:
+    bounds = bounds_for(s, v.items_per_node)
+    lines = [f"valid {s.primitive} schedule: n={s.n} model={s.model} "
+             f"p={s.p if s.p is not None else 'unlimited'} topology={s.topology.name}",
+             f"R {v.R}", f"messages {v.messages}"]
+    if v.calls is not None:
+        lines.append(f"calls {v.calls}")
+    lines += [f"transfers {v.transfers}", f"item_transfers {v.item_transfers}", f"S {v.S}",
+              f"efficiency {v.efficiency:.4f}"]
+    lines += [f"bound {b}" for b in bounds] or ["bound none known for this model/topology"]
+    lines.append("busy " + " ".join(map(str, v.busy)))
+    return "\n".join(lines) + "\n"
+
+
+def _load(path: str) -> Schedule:
+    """A schedule file, or standard input for ``-``."""
+    if path != "-":
+        return load(path)
+    try:
+        return loads(sys.stdin.buffer.read())
+    except FormatError as e:
+        raise FormatError(f"<stdin>: {e}") from None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    s = _load(args.file)
+    v = validate(s)
+    if args.format == "json":
+        out = v.to_json()
+        out["bounds"] = [{"metric": b.metric, "value": b.value, "kind": b.kind,
+                          "source": b.source} for b in bounds_for(s, v.items_per_node)]
+        print(json.dumps(out))
+    elif v.valid:
+        sys.stdout.write(_metrics_text(s, v))
+    if not v.valid:
+        print(f"pipegossip check: invalid: {v.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from .schedule_plots import MAX_CELLS, plot_schedule
+    out = str(args.output)
+    fmt = "svg" if out.endswith(".svg") else "png" if out.endswith(".png") else None
+    if fmt is None:
+        raise UsageError(f"-o {out}: give a .png or .svg file name")
+    s = _load(args.file)
+    if s.n * s.rounds_total > MAX_CELLS:
+        raise UsageError(f"{args.file}: {s.n} nodes x {s.rounds_total} rounds is too large "
+                         f"to draw (limit {MAX_CELLS} cells)")
+    v = validate(s, knowledge=True)
+    if not v.valid:
+        print(f"pipegossip plot-schedule: invalid: {v.error}", file=sys.stderr)
+        return 1
+    atomic_write(out, plot_schedule(s, v, fmt))
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from .model.schedules.compare import comparison_rows, default_sizes
+    if args.sizes:
+        sizes = _sizes(args.sizes)
+    else:
+        if args.min_n > args.max_n:
+            raise UsageError(f"--min-n {args.min_n} is above --max-n {args.max_n}")
+        sizes = default_sizes(args.min_n, args.max_n)
+        if not sizes:
+            raise UsageError(f"no power of two between {args.min_n} and {args.max_n}; "
+                             "use --sizes")
+    if max(sizes) > 1024:
+        raise UsageError(f"schedule-table is limited to n <= 1024, got {max(sizes)}")
+    rows = comparison_rows(sizes)
+    if args.format == "json":
+        print(json.dumps(rows, indent=1))
+        return 0
+    print("| n | algorithm | model | p | R | bound | messages | efficiency |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        p = "-" if r["p"] is None else r["p"]
+        bound = "-" if r["bound"] is None else r["bound"]
+        print(f"| {r['n']} | {r['algorithm']} | {r['model']} | {p} | {r['R']} | {bound} | "
+              f"{r['messages']} | {r['efficiency']:.4f} |")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .model.schedules.compare import bench_case, estimate_bytes
+    limit = int(args.limit_gib * 2**30)
+    print(f"{'algorithm':<14} {'n':>5} {'messages':>10} {'R':>5} {'gen s':>7} "
+          f"{'gen MiB':>8} {'check s':>8} {'check MiB':>9}")
+    for n in _sizes(args.sizes):
+        need = estimate_bytes(n)
+        if need > limit:
+            print(f"skip n={n}: estimated peak {need / 2**30:.1f} GiB exceeds "
+                  f"{args.limit_gib:g} GiB", flush=True)
+            continue
+        for name in ("one-factor", "cyclic-shift"):
+            r = bench_case(name, n)
+            if not r["valid"]:
+                raise AssertionError(f"{name} n={n} is invalid")
+            print(f"{name:<14} {n:>5} {r['messages']:>10} {r['R']:>5} {r['generate_s']:>7.2f} "
+                  f"{r['generate_peak_mib']:>8.1f} {r['validate_s']:>8.2f} "
+                  f"{r['validate_peak_mib']:>9.1f}", flush=True)
+    return 0

@@ -1,0 +1,207 @@
+"""The validator: every rule refused with round, message and rule; metrics; mutants."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipegossip.model.algorithms.limits import cyclic_shift, min_calls, one_factor, recursive_doubling
+from pipegossip.model.schedules.ir import Message, Schedule, complete
+from pipegossip.model.schedules.topologies import topology
+from pipegossip.model.schedules.validate import ScheduleError, check, validate
+
+
+def S(rounds, model="H1", p=1, topo=None, n=3, **kw):
+    return Schedule.from_rounds([[Message(*m) if isinstance(m, tuple) else m for m in r]
+                                 for r in rounds], topology=topo or complete(n), model=model,
+                                p=p, **kw)
+
+
+def M(src, dst, items):
+    return Message(src, tuple(dst), tuple(items))
+
+
+def test_valid_metrics():
+    s = S([[M(0, [1], [0])], [M(1, [0], [1])], []], n=2)
+    v = validate(s)
+    assert v.valid and v.R == 2 and v.busy == [2, 2] and v.S == 2 and v.efficiency == 1.0
+    assert v.T(0.5) == 3.0
+    assert check(s) is not None
+
+
+@pytest.mark.parametrize("rounds,model,p,text", [
+    ([[M(0, [5], [0])]], "H1", 1, "round 1, message 0: unknown node 5"),
+    ([[M(0, [1], [-3])]], "H1", None, "unknown item -3"),
+    ([[M(0, [1], [0]), M(2, [1], [2])]], "H1", 1, "round 1, message 1: node 1 is in two"),
+    ([[M(0, [1, 2], [0])]], "H1", 1, "one receiver"),
+    ([[M(0, [1], [0, 1])]], "F1", 1, "more than p=1"),
+    ([[M(0, [1], [1])]], "H1", 1, "node 0 sends item 1 it does not hold"),
+    ([[M(0, [0], [0])]], "H1", 1, "sends to itself"),
+    ([[M(0, [], [0])]], "port", 1, "no receiver"),
+    ([[M(0, [1], [0, 0])]], "F1", None, "item 0 listed twice"),
+    ([[M(0, [1], [0]), M(0, [2], [0])]], "port", 1, "node 0 sends twice"),
+    ([[M(0, [1], [0]), M(2, [1], [2])]], "port", 1, "node 1 receives twice"),
+    ([[M(0, [1], [0]), M(2, [0], [2])]], "F1", 1, "two calls"),
+    ([[M(0, [1], ["q"])]], "H1", 1, "'q' outside polling"),
+])
+def test_rules(rounds, model, p, text):
+    v = validate(S(rounds, model=model, p=p))
+    assert not v.valid and text in v.error
+    with pytest.raises(ScheduleError, match=text.split(": ", 1)[-1]):
+        check(S(rounds, model=model, p=p))
+
+
+def test_items_usable_next_round_only():
+    s = S([[M(0, [1], [0]), M(1, [2], [0])]], model="port", p=1)
+    assert "node 1 sends item 0 it does not hold" in validate(s).error
+
+
+def test_edges_and_star_models():
+    path = topology("path", n=3)
+    v = validate(S([[M(0, [2], [0])]], model="Hstar", topo=path))
+    assert "no edge 0-2 in topology path" in v.error
+    v = validate(S([[M(0, [1], [0]), M(1, [0], [1])]], model="Hstar", topo=path))
+    assert "edge 0-1 carries two messages" in v.error
+    # Fstar: both directions of an edge in one round are fine, and so is a
+    # node using all its edges at once
+    rounds = [[M(0, [1], [0]), M(1, [0], [1]), M(1, [2], [1]), M(2, [1], [2])],
+              [M(1, [0], [2]), M(1, [2], [0])]]
+    assert validate(S(rounds, model="Fstar", topo=path)).valid
+    assert "carries two" in validate(S(rounds[:1] * 1 + [[M(1, [0], [2]), M(1, [0], [1])]],
+                                       model="Fstar", topo=path, p=None)).error
+
+
+def test_incomplete():
+    v = validate(S([[M(0, [1], [0])]]))
+    assert not v.valid and v.error.startswith("round 1, message -: incomplete gossip")
+
+
+def test_primitives_and_polling():
+    b = S([[M(0, [1], [0])], [M(1, [2], [0])]], primitive="broadcast", root=0)
+    assert validate(b).valid
+    g = S([[M(1, [0], [1])], [M(2, [0], [2])]], primitive="gather", root=0)
+    assert validate(g).valid
+    poll = [[M(0, [1], ["q"])], [M(1, [2], ["q", 1])], [M(2, [0], ["q", 1, 2])]]
+    v = validate(S(poll, primitive="polling", root=0, p=1))
+    assert v.valid and v.R == 3 and v.S == 3
+    early = [[M(0, [1], ["q"])], [M(2, [0], [2])]]
+    assert "node 2 speaks before it heard" in validate(S(early, primitive="polling", root=0)).error
+
+
+def test_sessions_items():
+    # h = 2 items per node: node v owns v and v + n
+    s = S([[M(0, [1], [0])], [M(1, [0], [1])], [M(0, [1], [2])], [M(1, [0], [3])]], n=2)
+    v = validate(s)
+    assert v.valid and v.items_per_node == 2 and v.R == 4
+
+
+def test_calls_metric():
+    v = validate(min_calls(10))
+    assert v.valid and v.calls == 16
+    assert validate(recursive_doubling(8)).calls == 12
+
+
+def test_large_one_factor_is_fast():
+    import time
+    s = one_factor(512)
+    t = time.perf_counter()
+    v = validate(s)
+    assert v.valid and v.R == 1022
+    assert time.perf_counter() - t < 5
+
+
+# ------------------------------------------------------------------ mutants
+def _rows(s):
+    return [[m for m in r] for r in s.rounds]
+
+
+def _rebuild(s, rounds):
+    return Schedule.from_rounds(rounds, topology=s.topology, model=s.model, p=s.p,
+                                primitive=s.primitive, root=s.root)
+
+
+BASES = {
+    "one-factor": lambda: one_factor(6),
+    "one-factor-odd": lambda: one_factor(5),
+    "cyclic-shift": lambda: cyclic_shift(5),
+    "recursive-doubling": lambda: recursive_doubling(8),
+    "recursive-doubling-hypercube": lambda: recursive_doubling(8, "hypercube"),
+    "min-calls": lambda: min_calls(9),
+}
+
+
+def _mutate(s, kind, data):
+    rounds = _rows(s)
+    nonempty = [i for i, r in enumerate(rounds) if r]
+    r = data.draw(st.sampled_from(nonempty))
+    j = data.draw(st.integers(0, len(rounds[r]) - 1))
+    m = rounds[r][j]
+    n = s.n
+    if kind == "drop":
+        # every item reaches every node once in these schedules: dropping a
+        # non-empty message loses information for good
+        if not m.items:
+            return None
+        del rounds[r][j]
+    elif kind == "unheld":
+        # an item the sender cannot hold yet: one nobody has sent it so far
+        known = {m.src}
+        for rr in rounds[:r]:
+            for x in rr:
+                if m.src in x.dst:
+                    known.update(x.items)
+        lacking = [x for x in range(n) if x not in known]
+        if not lacking:
+            return None
+        x = data.draw(st.sampled_from(lacking))
+        rounds[r][j] = Message(m.src, m.dst, m.items + (x,) if s.p is None else (x,))
+    elif kind == "double-book":
+        other = data.draw(st.sampled_from([x for x in range(n) if x != m.src and x not in m.dst]))
+        if s.model == "F1" or s.model == "port":
+            rounds[r].append(Message(other, m.dst[:1], (other,)))
+        else:
+            rounds[r].append(Message(m.src, (other,), (m.src,)))
+    elif kind == "exceed-p":
+        if s.p is None:
+            return None
+        rounds[r][j] = Message(m.src, m.dst, tuple(range(s.p + 1)))
+    elif kind == "break-edge":
+        if s.topology.edges is None:
+            return None
+        bad = [x for x in range(n) if x != m.src and not s.topology.has_edges([m.src], [x])[0]]
+        if not bad:
+            return None
+        rounds[r][j] = Message(m.src, (data.draw(st.sampled_from(bad)),), m.items)
+    return _rebuild(s, rounds)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(base=st.sampled_from(sorted(BASES)),
+       kind=st.sampled_from(["drop", "unheld", "double-book", "exceed-p", "break-edge"]),
+       data=st.data())
+def test_mutants_are_refused(base, kind, data):
+    s = BASES[base]()
+    assert validate(s).valid
+    mutant = _mutate(s, kind, data)
+    if mutant is None:
+        return
+    v = validate(mutant)
+    assert not v.valid, (base, kind)
+    assert v.error.startswith("round ")
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(3, 9), data=st.data())
+def test_polling_early_speaker_refused(n, data):
+    # a valid polling schedule: q travels a path 0 -> 1 -> ... -> n-1, the
+    # answers come back along it; any node that speaks earlier is refused
+    down = [[M(v, [v + 1], ["q"])] for v in range(n - 1)]
+    up = [[M(v, [v - 1], ["q"] + list(range(v, n)))] for v in range(n - 1, 0, -1)]
+    base = down + up
+    assert validate(S(base, n=n, p=None, primitive="polling", root=0)).valid
+    r = data.draw(st.integers(0, n - 3))
+    speaker = data.draw(st.integers(r + 2, n - 1))  # has not heard q by round r+1
+    early = [list(x) for x in base]
+    early[r] = early[r] + [M(speaker, [0], [speaker])]
+    v = validate(S(early, n=n, p=None, primitive="polling", root=0))
+    assert not v.valid
+    assert f"node {speaker} speaks before" in v.error or "two messages" in v.error
