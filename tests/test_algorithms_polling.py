@@ -1,0 +1,85 @@
+"""Polling (H1, combinable responses): rounds and messages against the polling paper."""
+
+import pytest
+
+from pipegossip.model.algorithms.polling import (cor6_bound, family_plan, polling_complete,
+                                                 polling_general, polling_hypercube,
+                                                 prop2_rounds, prop3_messages, prop3_stated,
+                                                 prop8_messages)
+from pipegossip.model.schedules.validate import validate
+
+
+def _check(s):
+    v = validate(s)
+    assert v.valid, v.error
+    assert s.primitive == "polling" and s.model == "H1" and s.root == 0
+    return v
+
+
+@pytest.mark.parametrize("k", range(3, 11))
+def test_complete_graph_2k_rounds_and_proposition3_count(k):
+    v = _check(polling_complete(k))
+    assert v.R == 2 * k == prop2_rounds(1 << k)
+    assert v.messages == prop3_messages(k) == prop3_stated(k) + 1
+
+
+@pytest.mark.parametrize("k", range(4, 11))
+def test_hypercube_2k_rounds_and_proposition8_count(k):
+    s = polling_hypercube(k)
+    assert s.topology.name == "hypercube"
+    v = _check(s)
+    assert v.R == 2 * k
+    assert v.messages == prop8_messages(k)
+
+
+def test_corollary6_fails_for_k4_and_k6():
+    # validated schedules with fewer messages than the printed lower bound
+    for k in (4, 6):
+        assert _check(polling_hypercube(k)).messages == cor6_bound(k) - 1
+    for k in (8, 10, 12):
+        assert prop8_messages(k) >= cor6_bound(k)
+
+
+def test_q3_is_optimal_nine():
+    v = _check(polling_hypercube(3))
+    assert (v.R, v.messages) == (6, 9)
+
+
+def test_general_n_meets_proposition2_rounds():
+    for n in range(2, 200):
+        v = _check(polling_general(n))
+        assert v.R == prop2_rounds(n), n
+        assert v.messages == family_plan(n)[2]
+
+
+def test_proposition2_values():
+    assert [prop2_rounds(n) for n in (2, 3, 4, 5, 6, 7, 8, 9, 12, 16)] == \
+        [2, 3, 4, 4, 5, 5, 6, 6, 7, 8]
+
+
+def test_general_equals_paper_on_powers_of_two():
+    for k in range(3, 9):
+        assert validate(polling_general(1 << k)).messages == prop3_messages(k)
+
+
+@pytest.mark.parametrize("k", [2, 17, True])
+def test_bad_k(k):
+    with pytest.raises(ValueError):
+        polling_complete(k)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("graph,k,optimum", [("complete", 3, 9), ("hypercube", 3, 9),
+                                             ("hypercube", 4, 18)])
+def test_exact_search(graph, k, optimum):
+    pytest.importorskip("pysat")
+    from pipegossip.model.algorithms.polling_search import min_polling_messages
+    r = min_polling_messages(graph, k, optimum)
+    assert r.optimum == optimum and r.steps[-1] == (optimum - 1, "UNSAT", r.steps[-1][2])
+
+
+@pytest.mark.slow
+def test_large_k():
+    for k in (13, 14):
+        assert validate(polling_hypercube(k)).messages == prop8_messages(k)
+        assert validate(polling_complete(k)).messages == prop3_messages(k)

@@ -1,0 +1,68 @@
+"""``pipegossip literature-table``, ``polling-search`` and the literature generators."""
+
+import json
+
+import pytest
+
+from pipegossip.cli import main
+
+
+def _run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("algorithm,opts,r", [
+    ("path-gossip", ["--n", "9", "--p", "1"], 12), ("path-gossip", ["--n", "9", "--p", "2"], 8),
+    ("cycle-gossip", ["--n", "10"], 9), ("cycle-gossip", ["--n", "10", "--p", "4"], 6),
+    ("polling-complete", ["--k", "4"], 8), ("polling-hypercube", ["--k", "5"], 10),
+    ("polling-general", ["--n", "12"], 7)])
+def test_schedule_then_check(tmp_path, capsys, algorithm, opts, r):
+    out = tmp_path / "s.json.gz"
+    assert _run(capsys, "schedule", algorithm, *opts, "-o", str(out))[0] == 0
+    status, text, _ = _run(capsys, "check", str(out), "--format", "json")
+    assert status == 0
+    assert json.loads(text)["R"] == r
+
+
+@pytest.mark.parametrize("argv", [
+    ["schedule", "path-gossip", "--n", "2", "-o", "-"],
+    ["schedule", "cycle-gossip", "--k", "3", "-o", "-"],
+    ["schedule", "polling-complete", "--n", "8", "-o", "-"],
+    ["schedule", "polling-hypercube", "--k", "20", "-o", "-"],
+    ["schedule", "polling-general", "--n", "9", "--p", "2", "-o", "-"],
+    ["schedule", "path-gossip", "--n", "5", "--topology", "cycle", "-o", "-"],
+    ["literature-table", "nope"], ["literature-table", "path-cycle", "--max-n", "2"],
+    ["literature-table", "polling", "--plot", "x.txt"],
+    ["polling-search", "--k", "9", "--graph", "complete"],
+    ["polling-search", "--k", "3", "--graph", "torus"]])
+def test_bad_options_one_line_exit_2(capsys, argv):
+    status, _, err = _run(capsys, *argv)
+    assert status == 2
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_path_cycle_table(capsys, tmp_path):
+    png = tmp_path / "pc.png"
+    status, out, _ = _run(capsys, "literature-table", "path-cycle", "--max-n", "12",
+                          "--plot", str(png))
+    assert status == 0 and png.read_bytes()[:4] == b"\x89PNG"
+    row = next(line for line in out.splitlines() if line.startswith("| 7 |"))
+    assert row == "| 7 | 9 | 9 | 6 | 6 | 6 | 6 | 6 | 5 | 5 | 5 |"
+
+
+def test_polling_table_json(capsys):
+    status, out, _ = _run(capsys, "literature-table", "polling", "--max-k", "6",
+                          "--format", "json")
+    assert status == 0
+    rows = {r["K"]: r for r in json.loads(out)}
+    assert rows[4]["hypercube_messages"] == 18 < rows[4]["cor6_bound"] == 19
+    assert rows[4]["complete_messages"] == rows[4]["prop3_algorithm"] == 18
+
+
+def test_polling_search_k3(capsys):
+    pytest.importorskip("pysat")
+    status, out, _ = _run(capsys, "polling-search", "--k", "3", "--graph", "complete")
+    assert status == 0
+    assert "at most 8 messages: UNSAT" in out and "optimum 9 messages" in out
