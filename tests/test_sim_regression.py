@@ -18,7 +18,8 @@ import pytest
 
 from pipegossip.model import RunConfig
 from pipegossip.model.paper import paper_cases
-from pipegossip.sim.runner import cosimulate, waves_requested
+from pipegossip.sim.cosim import cosimulate
+from pipegossip.sim.waves import waves_requested
 
 WORD_SEEDS = (0, 1)
 

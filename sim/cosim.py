@@ -1,0 +1,149 @@
+"""A whole co-simulation: build, run, judge by the golden model, check the dump.
+
+:func:`cosimulate` builds (or reuses) the fabric of a configuration
+(:func:`~pipegossip.sim.runner.build`), simulates a series of runs on it
+(:func:`~pipegossip.sim.runner.run_build`), holds each against the model
+(:func:`pipegossip.sim.judge.judge`) and, with a waveform, writes the
+GTKWave files beside it and compares it with the paper's reference
+run-table. The dump and those files are placed together at the end
+(:func:`~pipegossip.sim.waves.staged_dump`), so an interrupted
+co-simulation leaves an earlier good dump untouched.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model.config import RunConfig
+from ..model.errors import ConfigError
+from .judge import Verdict, judge, model_result
+from .record import HwRun, RunSpec
+from .runner import Build, Progress, build, run_build
+from .simulators import DEFAULT_RECIPE, Recipe
+from .waves import companion, dump_path, staged_dump
+
+__all__ = ["CosimResult", "default_runs", "cosimulate"]
+
+
+def default_runs(config: RunConfig, word_seeds: Sequence[int] = (0,), *,
+                 spurious_start: bool = False) -> list[RunSpec]:
+    """Normal runs, one per word seed, back to back without a reset between.
+
+    The cycle budget is generous (twice the model's L plus slack) so a slow
+    fabric is reported as a mismatch, not cut short at the model's L.
+
+    Parameters
+    ----------
+    spurious_start : bool
+        Pulse ``start`` again in the middle of the second run.
+    """
+    length = model_result(config).length
+    budget = 2 * length + 8 * config.n + 32
+    runs = []
+    for k, seed in enumerate(word_seeds):
+        runs.append(RunSpec(word_seed=seed, max_cycles=budget, idle=2 if k == 0 else 1,
+                            spurious_start=max(1, length // 2) if spurious_start and k == 1
+                            else None))
+    return runs
+
+
+@dataclass
+class CosimResult:
+    """A co-simulation: its build, one verdict per run, and the waveform.
+
+    With a waveform, ``gtkw`` is its GTKWave save file and, when the
+    configuration is one of the paper's tables, ``reference`` is that
+    table's reference run-table and ``reference_match`` says whether the
+    first run read back from the dump equals it token for token.
+    """
+
+    build: Build
+    verdicts: list[Verdict]
+    waveform: Path | None
+    sim_seconds: float
+    runs: list[HwRun] = field(default_factory=list)
+    gtkw: Path | None = None
+    reference: Path | None = None
+    reference_match: bool | None = None
+
+    @property
+    def match(self) -> bool:
+        """Every run matches the model, and the dump its reference (if any)."""
+        return all(v.match for v in self.verdicts) and self.reference_match is not False
+
+    @property
+    def first_failure(self) -> Verdict | None:
+        """The first run that does not match, or None."""
+        return next((v for v in self.verdicts if not v.match), None)
+
+
+def cosimulate(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
+               waves: str | None = None, word_seeds: Sequence[int] = (0,),
+               against: RunConfig | None = None, spurious_start: bool = False,
+               waves_file: Path | None = None, root: Path | None = None,
+               progress: Progress | None = None,
+               recipe: Recipe = DEFAULT_RECIPE, gtkw: bool = True) -> CosimResult:
+    """Build (or reuse), simulate and check the fabric of ``config``.
+
+    Parameters
+    ----------
+    waves : {"vcd", "fst", None}
+        Dump the simulation to ``waves_file`` (default
+        :func:`~pipegossip.sim.waves.dump_path`).
+    word_seeds : sequence of int
+        One run per seed, back to back in one simulation.
+    against : RunConfig, optional
+        Judge by this configuration's model instead of ``config``'s (to show
+        that a deliberately wrong fabric is caught).
+    spurious_start : bool
+        Pulse ``start`` again in the middle of the second run; it must be ignored.
+    gtkw : bool
+        Write the GTKWave save and translate files beside a waveform (off
+        when the caller moves the dump afterwards and writes them itself).
+    """
+    model_config = against or config
+    if against is not None and against.n != config.n:
+        raise ConfigError(f"cannot judge an N={config.n} fabric by an N={against.n} model")
+    trace = waves if simulator == "verilator" else None
+    b = build(config, width, simulator=simulator, trace=trace, root=root, progress=progress,
+              recipe=recipe)
+    runs = default_runs(model_config, word_seeds, spurious_start=spurious_start)
+    t0 = time.monotonic()
+    if progress:
+        progress(f"simulating {len(runs)} run(s) on {simulator} ...")
+    if not waves:
+        hw = run_build(b, runs)
+        seconds = time.monotonic() - t0
+        return CosimResult(b, _verdicts(model_config, width, hw), None, seconds, hw)
+    wf = Path(waves_file or dump_path(config, width, waves))
+    with staged_dump(wf) as staged:
+        hw = run_build(b, runs, waves=waves, waves_file=staged)
+        seconds = time.monotonic() - t0
+        result = CosimResult(b, _verdicts(model_config, width, hw), staged, seconds, hw)
+        _check_dump(result, model_config, gtkw)
+    result.waveform = wf
+    if result.gtkw is not None:
+        result.gtkw = companion(wf, ".gtkw")
+    return result
+
+
+def _verdicts(model_config: RunConfig, width: int, hw: list[HwRun]) -> list[Verdict]:
+    return [judge(model_config, width, r) for r in hw]
+
+
+def _check_dump(result: CosimResult, model_config: RunConfig, gtkw: bool) -> None:
+    """Viewer files beside the dump; the dump against the paper's reference."""
+    from ..model.runtable import RunTable
+    from ..waveforms.gtkw import write_gtkw
+    from ..waveforms.readback import read_dump
+    from ..waveforms.reference import reference_for
+
+    if gtkw:
+        result.gtkw = write_gtkw(result.waveform, model_config.n)
+    result.reference = reference_for(model_config)
+    if result.reference is not None:
+        hw = read_dump(result.waveform).table
+        result.reference_match = hw == RunTable.read(result.reference)
