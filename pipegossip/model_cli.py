@@ -10,6 +10,7 @@ import time
 from .files import atomic_write
 from .limits import check_budget
 from .options import add_config_arguments, config_from_args, positive_int
+from .sweep import SweepOptions, add_sweep_arguments, run_sweep
 from .model.config import RunConfig
 from .model.engine import simulate
 from .model.errors import ConfigError
@@ -63,15 +64,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     k.add_argument("-o", "--output", required=True, metavar="FILE.png|FILE.svg")
     k.set_defaults(func=cmd_plot_scaling)
 
-    p = sub.add_parser("table8", help="our Table 8 (identity + Algorithm 2 + any) beside the paper's")
+    p = sub.add_parser("table8",
+                       help="our Table 8 (identity + Algorithm 2 + any) beside the paper's",
+                       description="One sweep job per N on the Dask runner (docs/sweeps.md); "
+                       "results are cached in the store.")
     p.add_argument("--max-n", type=positive_int, default=2048, help="largest N (power of two)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    add_sweep_arguments(p, formats=("text", "json", "markdown"))
     p.set_defaults(func=cmd_table8)
 
     p = sub.add_parser("bench", help="time the model against its performance targets")
     p.add_argument("--baseline", action="store_true",
                    help="also time the literal per-step simulator on the Table 8 sweep "
-                   "(about 15 minutes on an idle 2-core machine, longer under load)")
+                   "(about 15 minutes on an idle 2-core machine, longer under load) and on "
+                   "identity + Algorithm 2 + any at N=512 and 1024, and print the speed-ups")
+    p.add_argument("--large", action="store_true",
+                   help="also run identity + Algorithm 2 + any at N=16384, metrics only "
+                   "(about a minute and 4 GiB)")
     p.add_argument("--case", action="append", choices=sorted(_bench_cases()),
                    help="run only this case (repeatable)")
     p.set_defaults(func=cmd_bench)
@@ -162,16 +170,23 @@ def cmd_plot_scaling(args: argparse.Namespace) -> int:
 
 
 def cmd_table8(args: argparse.Namespace) -> int:
-    from .model.sweeps import TABLE8_N, table8
+    from .model.sweeps import PAPER_TABLE8, TABLE8_N, Table8Row
+    from .sweep_cli import model_jobs, print_failures
 
     ns = [n for n in TABLE8_N if n <= args.max_n]
     if not ns:
         raise ConfigError(f"--max-n must be at least 2, got {args.max_n}")
-    rows = table8(ns, progress=lambda n: print(f"table8: N={n}", file=sys.stderr, flush=True))
+    run = run_sweep("table8", model_jobs(ns), SweepOptions.from_args(args))
+    rows = []
+    for o in sorted((o for o in run.outcomes if o.result is not None),
+                    key=lambda o: o.result["N"]):
+        paper = PAPER_TABLE8.get(o.result["N"])
+        rows.append(Table8Row(o.result["N"], o.result["L"], o.result["efficiency"],
+                              None if paper is None else paper / 100))
     if args.format == "json":
         print(json.dumps([{"N": r.n, "L": r.length, "efficiency": r.efficiency,
                            "paper_efficiency": r.paper_efficiency} for r in rows]))
-        return 0
+        return print_failures(run, "pipegossip table8")
     md = args.format == "markdown"
     head = ("| N | our L | our E (%) | paper E (%) |\n|---:|---:|---:|---:|" if md
             else f"{'N':>5} {'our L':>6} {'our E %':>8} {'paper E %':>9}")
@@ -184,15 +199,17 @@ def cmd_table8(args: argparse.Namespace) -> int:
             print(f"{r.n:>5} {r.length:>6} {100 * r.efficiency:>8.2f} {paper:>9}")
     below = [r.n for r in rows if r.below_two_thirds]
     print(f"# E below 2/3 for N = {below}" if below else "# E stays at or above 2/3 for every N")
-    return 0
+    return print_failures(run, "pipegossip table8")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import CASES, measure
+    from .bench import BASELINE_CASES, CASES, LARGE_CASES, RATIOS, measure
 
-    names = args.case or [c for c in CASES if c != "table8-baseline"]
-    if args.baseline and "table8-baseline" not in names:
-        names.append("table8-baseline")
+    names = args.case or [c for c in CASES if c not in BASELINE_CASES + LARGE_CASES]
+    if args.baseline:
+        names += [c for c in BASELINE_CASES if c not in names]
+    if args.large:
+        names += [c for c in LARGE_CASES if c not in names]
     results = {}
     ok = True
     for name in names:
@@ -205,10 +222,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
             ok &= met
             target = f"<= {limit_s:g} s" + (f", <= {limit_mib:g} MiB" if limit_mib else "")
             verdict = f"  target {target}: {'met' if met else 'MISSED'}"
-        print(f"{name:<16} {r.seconds:8.2f} s  peak {r.peak_mib:7.1f} MiB{verdict}")
-        print(f"{'':<16} {r.detail}")
-    if "table8" in results and "table8-baseline" in results:
-        fast, slow = results["table8"].seconds, results["table8-baseline"].seconds
-        print(f"Table 8 sweep: engine {fast:.1f} s vs literal per-step loop {slow:.1f} s "
-              f"= {slow / fast:.1f}x faster")
+        print(f"{name:<20} {r.seconds:8.2f} s  (process {r.process_seconds:.2f} s wall, "
+              f"{r.process_cpu_seconds:.2f} s CPU)  peak {r.peak_mib:7.1f} MiB{verdict}")
+        print(f"{'':<20} {r.detail}", flush=True)
+    for (fast_name, slow_name), least in RATIOS.items():
+        if fast_name in results and slow_name in results:
+            fast, slow = results[fast_name], results[slow_name]
+            ratio = slow.process_seconds / fast.process_seconds
+            verdict = ""
+            if least is not None:
+                ok &= ratio >= least
+                verdict = f"; target >= {least:g}x: {'met' if ratio >= least else 'MISSED'}"
+            cpu = slow.process_cpu_seconds / max(fast.process_cpu_seconds, 1e-9)
+            print(f"{fast_name}: engine {fast.process_seconds:.2f} s vs literal per-step "
+                  f"{slow.process_seconds:.2f} s as whole processes = {ratio:.1f}x faster "
+                  f"(CPU time {cpu:.1f}x, in-process {slow.seconds / fast.seconds:.1f}x)"
+                  f"{verdict}")
     return 0 if ok else 1

@@ -1,0 +1,172 @@
+"""The content-addressed result store behind every sweep (``--store DIR``).
+
+A job's key is the SHA-256 of its function's qualified name, its
+configuration as canonical JSON (sorted keys) and the versions of the tools
+it depends on; the value is the job's JSON result. Layout of a store::
+
+    STORE/.pipegossip-store              marks the folder as a store (format version)
+    STORE/objects/ab/abcd....json        one record per successful job
+    STORE/objects/ab/abcd....d/NAME      its small artefacts, if any
+    STORE/SWEEP/table.jsonl              the latest run of sweep SWEEP, one line per job
+    STORE/SWEEP/...                      that sweep's figures
+
+Every file is written with :func:`pipegossip.files.atomic_write`, and a
+record only after its artefacts, so a record that exists is whole: an
+interrupted sweep leaves nothing half-written and resumes from the records.
+Only successful results are stored; failures are reported in the sweep's
+table and retried on the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+
+from .files import atomic_write
+from .model.errors import ConfigError
+
+__all__ = ["STORE_MARKER", "ARTEFACTS", "DEFAULT_STORE", "tool_versions", "canonical_json",
+           "job_key", "ResultStore"]
+
+#: Marker file that makes a folder a result store.
+STORE_MARKER = ".pipegossip-store"
+#: Key of a job result holding ``{file name: text}`` artefacts kept beside the record.
+ARTEFACTS = "_artefacts"
+#: The store used when ``--store`` is not given, relative to the current folder.
+DEFAULT_STORE = os.path.join("out", "sweeps")
+_FORMAT = 1
+
+
+def tool_versions(tools: Sequence[str]) -> dict[str, str]:
+    """Installed versions of ``pipegossip`` and the given distributions.
+
+    A distribution that is not installed is recorded as ``"absent"``, so its
+    later installation changes the key.
+    """
+    versions = {}
+    for name in ("pipegossip", *tools):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
+def canonical_json(value: object) -> str:
+    """JSON with sorted keys and no spaces: the same text for equal values."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def job_key(name: str, config: Mapping, versions: Mapping[str, str]) -> str:
+    """The store key of a job: hex SHA-256 of its name, configuration and tool versions."""
+    text = canonical_json({"job": name, "config": config, "versions": versions})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResultStore:
+    """A result store folder (see the module docstring).
+
+    Parameters
+    ----------
+    root : path-like
+        The folder; created on first use. An existing folder must be empty
+        or already a store, so that a typo cannot scatter results into a
+        folder of the user's.
+    create : bool
+        False to only open an existing store (for reading it).
+
+    Raises
+    ------
+    ConfigError
+        ``root`` is a file, a foreign non-empty folder, or not writable;
+        or, without ``create``, not a store.
+    """
+
+    def __init__(self, root: str | os.PathLike, create: bool = True):
+        self.root = Path(root)
+        shown = os.fspath(root)
+        if self.root.exists() and not self.root.is_dir():
+            raise ConfigError(f"store {shown!r} is a file, not a folder")
+        if not create and not (self.root / STORE_MARKER).is_file():
+            raise ConfigError(f"{shown!r} is not a sweep store (no {STORE_MARKER} file)")
+        if self.root.is_dir():
+            if not (self.root / STORE_MARKER).is_file() and any(self.root.iterdir()):
+                raise ConfigError(f"store {shown!r} is a non-empty folder that is not a "
+                                  f"sweep store (no {STORE_MARKER} file); choose a new folder")
+            if not os.access(self.root, os.W_OK | os.X_OK):
+                raise ConfigError(f"store {shown!r} is not writable")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"cannot create store {shown!r}: {e.strerror or e}") from None
+        if not (self.root / STORE_MARKER).is_file():
+            atomic_write(self.root / STORE_MARKER, canonical_json({"format": _FORMAT}) + "\n")
+
+    def _record_path(self, key: str) -> Path:
+        return self.root / "objects" / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        """The stored record of ``key``, or None (a damaged record counts as missing)."""
+        try:
+            record = json.loads(self._record_path(key).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
+        return record if isinstance(record, dict) and "result" in record else None
+
+    def put(self, key: str, record: dict) -> dict:
+        """Store a successful job's record (artefacts first, then the record itself).
+
+        ``record["result"][ARTEFACTS]``, if present, maps file names to text;
+        those are written beside the record and replaced in it by their names.
+        Returns the record as stored.
+        """
+        path = self._record_path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        result = dict(record["result"])
+        artefacts = result.pop(ARTEFACTS, None) or {}
+        if artefacts:
+            folder = path.with_suffix(".d")
+            folder.mkdir(exist_ok=True)
+            for name, text in artefacts.items():
+                if "/" in name or name in ("", ".", ".."):
+                    raise ValueError(f"artefact name {name!r} must be a plain file name")
+                atomic_write(folder / name, text)
+            result[ARTEFACTS] = sorted(artefacts)
+        stored = {**record, "result": result}
+        atomic_write(path, json.dumps(stored, sort_keys=True) + "\n")
+        return stored
+
+    def artefact(self, key: str, name: str) -> Path:
+        """Where artefact ``name`` of job ``key`` is kept."""
+        return self._record_path(key).with_suffix(".d") / name
+
+    def records(self) -> Iterator[dict]:
+        """Every stored record, in key order."""
+        objects = self.root / "objects"
+        for path in sorted(objects.glob("??/*.json")) if objects.is_dir() else ():
+            record = self.get(path.stem)
+            if record is not None:
+                yield record
+
+    def sweep_dir(self, sweep: str) -> Path:
+        """The folder of one sweep's table and figures, created if missing."""
+        folder = self.root / sweep
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    def tables(self) -> dict[str, list[dict]]:
+        """Each sweep's latest table (``SWEEP/table.jsonl``), by sweep name."""
+        tables = {}
+        for path in sorted(self.root.glob("*/table.jsonl")):
+            rows = []
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    continue  # written atomically, so only a hand edit gets here
+            tables[path.parent.name] = rows
+        return tables
