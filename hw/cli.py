@@ -7,7 +7,8 @@ import sys
 
 from ..cli import UsageError
 from ..files import atomic_output, atomic_write
-from ..options import add_config_arguments, config_from_args, int_list, positive_int, progress_printer
+from ..options import (add_config_arguments, config_from_args, int_list, positive_int,
+                       progress_printer, word_width, word_widths)
 
 __all__ = ["register"]
 
@@ -17,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Generate the Verilog of the gossip fabric for one "
                        "configuration (ports: docs/hw.md).")
     add_config_arguments(p)
-    p.add_argument("--width", type=positive_int, default=8, metavar="W",
+    p.add_argument("--width", type=word_width, default=8, metavar="W",
                    help="word width in bits; default 8")
     p.add_argument("--name", default="pipegossip_fabric", metavar="TOP",
                    help="top-level module name; default pipegossip_fabric")
@@ -27,11 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     h = sub.add_parser("hwsim", help="run the fabric in Amaranth's simulator against the model",
                        description="Simulate the generated fabric cycle by cycle in Amaranth's "
-                       "simulator, print its trace as a run-table (SPEC section 11) and compare "
+                       "simulator, print its trace as a run-table (format in docs/reference.md) and compare "
                        "it, the deliveries and the words with the golden model. Exit status 1 "
                        "on any difference.")
     add_config_arguments(h)
-    h.add_argument("--width", type=positive_int, default=8, metavar="W",
+    h.add_argument("--width", type=word_width, default=8, metavar="W",
                    help="word width in bits; default 8")
     h.add_argument("--vcd", metavar="PATH", help="also write a VCD of the run to PATH")
     h.add_argument("--quiet", action="store_true", help="print only the verdict")
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "and what each feature costs over the base fabric.")
     c.add_argument("--sizes", type=int_list(2), default=[4, 8, 16, 32], metavar="LIST",
                    help="N values of the growth table; default 4,8,16,32")
-    c.add_argument("--widths", type=int_list(1), default=[8, 32], metavar="LIST",
+    c.add_argument("--widths", type=word_widths, default=[8, 32], metavar="LIST",
                    help="word widths of the growth table; default 8,32")
     c.add_argument("--feature-sizes", type=int_list(4), default=[8, 16], metavar="LIST",
                    help="N values of the feature table; default 8,16")
@@ -109,11 +110,14 @@ def cmd_hwsim(args: argparse.Namespace) -> int:
 
 def cmd_cost(args: argparse.Namespace) -> int:
     from ..files import check_output_file
+    from ..limits import check_fabric
     from .cost import feature_table, growth_table, render_markdown
 
     if args.output:
         # Refused now (OutputError: one line, exit 2), not after the synthesis runs.
         check_output_file(args.output)
+    for n in set(args.sizes) | set(args.feature_sizes):
+        check_fabric(n, max(args.widths) if n in args.sizes else 8)
     say = progress_printer("cost")
     growth = growth_table(args.sizes, args.widths, jobs=args.jobs, progress=say)
     features = feature_table(args.feature_sizes, jobs=args.jobs, progress=say)

@@ -17,7 +17,7 @@ from .bits import one_hot_to_binary, peer_width
 from .controller import Controller
 from .crossbar import Crossbar
 from .params import check_int, refusing
-from .ports import OUT, PORTS, Port, port_spec
+from .ports import MAX_WIDTH, OUT, PORTS, Port, port_spec
 
 __all__ = ["Fabric", "DeliverySignature", "Port", "fabric_ports", "fabric_signature"]
 
@@ -50,7 +50,7 @@ def fabric_ports(config: RunConfig, width: int = 8) -> list[Port]:
 def _check(config: object, width: object) -> None:
     if not isinstance(config, RunConfig):
         raise TypeError(f"Fabric config must be a pipegossip.model.RunConfig, not {config!r}")
-    check_int("Fabric", "width", width, 1)
+    check_int("Fabric", "width", width, 1, MAX_WIDTH)
 
 
 def fabric_signature(config: RunConfig, width: int = 8) -> wiring.Signature:

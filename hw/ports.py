@@ -23,13 +23,19 @@ from dataclasses import dataclass
 from .bits import counter_width, peer_width, session_width, used_width
 
 __all__ = ["PortSpec", "Port", "PORTS", "IN", "OUT", "port_spec", "ports",
-           "port_widths", "lane_names", "scalar_names", "group_fields", "CLOCK_PORTS"]
+           "port_widths", "lane_names", "scalar_names", "group_fields", "CLOCK_PORTS",
+           "MAX_WIDTH"]
 
 IN = "in"
 OUT = "out"
 
 #: Ports the ``sync`` domain adds to the exported module.
 CLOCK_PORTS = ("clk", "rst")
+
+#: Widest word a fabric accepts. Far beyond any bus in use (512 bits is the
+#: widest common one); past about 65536 bits Yosys's export fails, and long
+#: before that the simulators spend minutes per build.
+MAX_WIDTH = 4096
 
 
 @dataclass(frozen=True)

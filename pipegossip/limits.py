@@ -18,6 +18,10 @@ name                      default      what it bounds
                                        slots a second
 ``readback-cells``        4,000,000    N x L cells of a run-table read back from a
                                        waveform dump or rendered into a report
+``fabric-bits``           1,048,576    N x N x width of a generated fabric's
+                                       crossbar: generation and Verilator builds
+                                       grow with it (N=64, width 8: about a
+                                       minute to export)
 ``memory``                8 GiB or     bytes the golden model needs for one run,
                           half the     estimated from N and the sessions before
                           RAM          anything is allocated
@@ -37,7 +41,7 @@ from dataclasses import dataclass
 from .model.errors import ConfigError
 
 __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
-           "check_model_memory"]
+           "check_model_memory", "check_fabric"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ BUDGETS: dict[str, Budget] = {b.name: b for b in (
            "PIPEGOSSIP_MAX_PYTHON_SIM_SLOTS"),
     Budget("readback-cells", 4_000_000, "read-back run-table cells",
            "PIPEGOSSIP_MAX_READBACK_CELLS"),
+    Budget("fabric-bits", 1 << 20, "crossbar bits (N x N x width)",
+           "PIPEGOSSIP_MAX_FABRIC_BITS"),
     Budget("memory", 0, "bytes", "PIPEGOSSIP_MAX_MEMORY"),  # default: see _default_memory
 )}
 
@@ -89,6 +95,11 @@ def model_bytes(n: int, sessions: int = 1, table_cells: int = 0) -> int:
     peer). The estimate takes the larger per-N^2 figure, rounded up.
     """
     return (64 << 20) + 100 * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
+
+
+def check_fabric(n: int, width: int) -> None:
+    """Refuse a fabric whose crossbar exceeds the ``fabric-bits`` budget."""
+    check_budget("fabric-bits", n * n * width, f"the fabric for N={n:,}, width {width}")
 
 
 def check_model_memory(n: int, sessions: int = 1, what: str | None = None) -> None:

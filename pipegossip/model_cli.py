@@ -35,7 +35,7 @@ def stderr_progress(label: str):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="simulate a configuration with the golden model",
                        description="Simulate one configuration and print its run-table "
-                       "(SPEC section 11) and metrics.")
+                       "(format in docs/reference.md) and metrics.")
     add_config_arguments(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--no-table", action="store_true",

@@ -13,13 +13,13 @@ import re
 import sys
 from collections.abc import Callable
 
-from .limits import check_model_memory
+from .limits import check_fabric, check_model_memory
 from .model.config import RECEIVE_DISCIPLINES, RunConfig
 from .model.errors import ConfigError
 from .model.orders import FAMILIES, load_orders
 
 __all__ = ["add_config_arguments", "config_from_args", "decimal", "int_list", "positive_int",
-           "progress_printer"]
+           "progress_printer", "word_width", "word_widths"]
 
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
@@ -68,6 +68,21 @@ def progress_printer(prefix: str, quiet: bool = False) -> Callable[[str], None]:
     return lambda message: print(f"{prefix}: {message}", file=sys.stderr, flush=True)
 
 
+def word_width(text: str) -> int:
+    """argparse type: a word width, 1 .. :data:`pipegossip.hw.ports.MAX_WIDTH` bits."""
+    from .hw.ports import MAX_WIDTH  # the fabric's own limit, stated once
+
+    value = positive_int(text)
+    if value > MAX_WIDTH:
+        raise argparse.ArgumentTypeError(f"at most {MAX_WIDTH} bits, got {value}")
+    return value
+
+
+def word_widths(text: str) -> list[int]:
+    """argparse type: a comma-separated list of word widths."""
+    return [word_width(str(w)) for w in int_list(1)(text)]
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1, refused with the bad value quoted."""
     value = decimal(text)
@@ -90,7 +105,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, n_default: int | No
     g.add_argument("--seed", type=decimal, default=None,
                    help="seed of the random family (NumPy PCG64); default 0")
     g.add_argument("--receive", choices=RECEIVE_DISCIPLINES, default="ordered",
-                   help="receive discipline (SPEC section 3); default ordered")
+                   help="receive discipline (docs/reference.md); default ordered")
     g.add_argument("--substitute", action="store_true",
                    help="Algorithm 2: substitute a waiting target on the fly")
     g.add_argument("--sessions", type=decimal, default=1, metavar="K",
@@ -105,13 +120,15 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     Raises
     ------
     ConfigError
-        For anything SPEC section 8 refuses, or options that contradict.
+        For anything the configuration rules refuse, or options that contradict.
     """
     options = dict(receive=args.receive, substitute=args.substitute,
                    sessions=args.sessions, channels=args.channels)
     if args.n is not None:
         # Before the orders (N^2 entries) or anything else is allocated.
         check_model_memory(args.n, max(1, args.sessions or 1))
+        if getattr(args, "width", None) is not None:  # commands that build hardware
+            check_fabric(args.n, args.width)
     if args.order in FAMILIES:
         if args.seed is not None and args.order != "random":
             raise ConfigError(f"--seed applies only to --order random, not {args.order!r}")

@@ -47,3 +47,28 @@ def test_huge_runs_refused_before_allocating(monkeypatch, capsys, n):
 def test_absurd_integers_refused_by_the_option_parser(capsys):
     assert cli.main(["run", "--n", "99999999999999999999", "--order", "pipelined"]) == 2
     assert "out of range" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["verilog", "--n", "4", "--order", "identity", "--width", "100000"], "at most 4096 bits"),
+    (["hwsim", "--n", "4", "--order", "identity", "--width", "70000"], "at most 4096 bits"),
+    (["cost", "--widths", "100000"], "at most 4096 bits"),
+    (["verilog", "--n", "512", "--order", "identity"], "PIPEGOSSIP_MAX_FABRIC_BITS"),
+    (["cost", "--sizes", "1000"], "PIPEGOSSIP_MAX_FABRIC_BITS"),
+])
+def test_hardware_size_and_width_refused_at_once(capsys, args, needle):
+    """Row 12: widths of 70000+ used to end in AssertionError/OverflowError or hang."""
+    started = time.monotonic()
+    assert cli.main(args) == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err
+
+
+def test_fabric_refuses_a_width_past_the_table_limit():
+    from pipegossip.hw.fabric import Fabric
+    from pipegossip.hw.ports import MAX_WIDTH
+    from pipegossip.model import RunConfig
+
+    with pytest.raises(ValueError, match=f"at most {MAX_WIDTH}"):
+        Fabric(RunConfig.family(4, "identity"), MAX_WIDTH + 1)

@@ -26,7 +26,7 @@ __all__ = ["register"]
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "waves", help="read a fabric's run-table back from a VCD/FST dump",
-        description="Reconstruct the run-table (SPEC section 11) from the fabric's trace ports "
+        description="Reconstruct the run-table (format in docs/reference.md) from the fabric's trace ports "
         "in a waveform dump (Verilator via cocotb, or Amaranth's simulator), sampling each "
         "signal just before every rising clock edge from the edge that took `start`. "
         "Exit status 0: read, 1: read but the dump breaks the interface contract "
@@ -46,8 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "diff", help="compare two run-tables (text, dump or configuration)",
-        description="Compare two run-tables token for token (SPEC section 11) and print the "
-        "first differences and both utilisation strings. A side is a SPEC-11 text file, a "
+        description="Compare two run-tables token for token (format in docs/reference.md) and print the "
+        "first differences and both utilisation strings. A side is a run-table text file, a "
         ".vcd/.fst dump, a configuration such as n=5,order=identity (run through the model), "
         "or a paper reference name (table1 ...). Exit status 0: equal, 1: different, "
         "2: unreadable input.")
@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "per SOURCE, the run-table picture, the utilisation profile, L/mu/E, the paper "
         "reference and, for SOURCE@DUMP, the hardware-versus-model verdict; then Table 8 "
         "beside the paper's. SOURCE: n=8,order=pipelined[,receive=any][,substitute]"
-        "[,sessions=K][,channels=K][,seed=S], a SPEC-11 run-table file, a dump, or a paper "
+        "[,sessions=K][,channels=K][,seed=S], a run-table text file, a dump, or a paper "
         "reference name (table1 ...).")
     p.add_argument("sources", nargs="+", metavar="SOURCE[@DUMP]")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
