@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_directory, atomic_write
+from ..files import atomic_directory, atomic_write, check_output_dir
 from ..model.closed_forms import pipelined_length
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
@@ -186,8 +186,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"output {str(out)!r} exists and is not a folder")
+    check_output_dir(out)  # before the build: never after minutes of work
     say = progress_printer("cosim", args.quiet)
     slug = f"{config.slug}-w{args.width}"
     try:
@@ -208,13 +207,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
             save_figure(fig, tmp / "utilization.png")
             if not v.match:
                 atomic_write(tmp / "mismatch.txt", v.report() + "\n")
+            # Every output is written in the temporary folder and moved in together;
+            # the save file names the dump by the path it will have.
+            write_gtkw(tmp / f"{slug}.vcd", config.n, home=out)
+            result.waveform = out / f"{slug}.vcd"
+            result.gtkw = out / f"{slug}.gtkw"
+            atomic_write(tmp / "summary.json", json.dumps(cosim_json(result), indent=1) + "\n")
     except (CosimError, ToolchainError) as e:
         return _fail("demo", e)
-    # The save file names its dump and filters by path: write it in place.
-    result.waveform = out / f"{slug}.vcd"
-    result.gtkw = write_gtkw(result.waveform, config.n)
-    # After the save file, so that the summary names it.
-    atomic_write(out / "summary.json", json.dumps(cosim_json(result), indent=1) + "\n")
     sys.stdout.write(_text_summary(result).replace(str(tmp), str(out)))
     print(f"outputs in {out}/:")
     for f in sorted(out.iterdir()):

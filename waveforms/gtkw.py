@@ -112,7 +112,8 @@ def _run_view(dump_path: Path, top: str | None) -> tuple[int, float, int] | None
     return begin, -math.log2(max(per_frame, 1.0)), int(rb.start_time)
 
 
-def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
+def write_gtkw(dump_path: str | Path, n: int, top: str | None = None,
+               home: str | Path | None = None) -> Path:
     """Write ``<dump>.gtkw`` and its translate filter files beside the dump.
 
     Parameters
@@ -123,6 +124,11 @@ def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
         The number of processors the caller expects in the dump.
     top : str, optional
         The fabric's scope, when the dump holds several (as for ``waves``).
+    home : str or Path, optional
+        The folder the dump and these files will be in when the save file is
+        opened, when they are written in a temporary folder first (the save
+        file names its dump and filters by absolute path); default: beside
+        the dump.
 
     Returns
     -------
@@ -165,8 +171,11 @@ def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
     g.comment(f"pipegossip: fabric with N={n} in scope {ports.scope}",
               f"first trace of each group pN = that processor's run-table row "
               f"(filters {action_path.name}, {slot_path.name})")
-    g.dumpfile(str(dump_path))
-    g.savefile(str(save_path))
+    def named(path: Path) -> str:
+        return str(path if home is None else Path(home).resolve() / path.name)
+
+    g.dumpfile(named(dump_path))
+    g.savefile(named(save_path))
     g.size(*_WINDOW)
     view = _run_view(dump_path, top)
     if view is not None:
@@ -191,9 +200,9 @@ def write_gtkw(dump_path: str | Path, n: int, top: str | None = None) -> Path:
         with g.group(f"p{i}"):
             act, peer = v[f"action__{i}"], v[f"peer__{i}"]
             g.trace("#{" + f"p{i}" + "} " + " ".join(_bits(act) + _bits(peer)),
-                    datafmt="dec", translate_filter_file=str(slot_path))
+                    datafmt="dec", translate_filter_file=named(slot_path))
             g.trace(_name(act), alias=f"action_{i}", datafmt="dec",
-                    translate_filter_file=str(action_path))
+                    translate_filter_file=named(action_path))
             g.trace(_name(peer), alias=f"peer_{i}", datafmt="dec")
             # GTKWave shows an alias only after its last dot, hence the underscores.
             for prefix in ("delivery", "words"):
