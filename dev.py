@@ -13,13 +13,15 @@ toolchain from PyPI, then runs
   ``python3 dev.py test --runslow`` for the long sweeps).
 
 Only the Python standard library is used here, so it runs on a fresh
-machine with nothing but Python 3.11.
+machine with nothing but Python 3.11 and the C++ compiler, make and perl
+that co-simulation needs (checked first, with the Debian package names).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -51,10 +53,25 @@ def ensure_env() -> Path:
     return py
 
 
+#: What co-simulation needs beyond Python: Verilator's driver is a perl script
+#: and the model it generates is C++ built by make. (Debian package names.)
+PREREQUISITES = {"c++": "g++", "make": "make", "perl": "perl"}
+
+
+def missing_prerequisites() -> list[str]:
+    """Debian packages of the tools that are not on PATH."""
+    return [pkg for tool, pkg in PREREQUISITES.items() if shutil.which(tool) is None]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("demo", "test"):
         print("usage: python3 dev.py demo [ARGS...] | python3 dev.py test [PYTEST ARGS...]",
               file=sys.stderr)
+        return 2
+    missing = missing_prerequisites()
+    if missing:
+        print(f"dev.py: co-simulation needs {', '.join(missing)}, not found on this machine; "
+              f"install with: sudo apt-get install {' '.join(missing)}", file=sys.stderr)
         return 2
     try:
         py = ensure_env()

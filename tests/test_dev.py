@@ -1,0 +1,22 @@
+"""dev.py states what the machine lacks before it installs or builds anything."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_missing_compiler_make_perl_named_in_one_line(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "dev.py"), "demo"], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "PATH": str(tmp_path)})
+    assert r.returncode == 2
+    assert r.stderr == ("dev.py: co-simulation needs g++, make, perl, not found on this "
+                        "machine; install with: sudo apt-get install g++ make perl\n")
+
+
+def test_usage_line_for_an_unknown_command():
+    r = subprocess.run([sys.executable, str(ROOT / "dev.py"), "nope"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("usage: python3 dev.py demo")
