@@ -17,7 +17,8 @@ FLAG = {name: 1 << k for k, name in enumerate(ERROR_BITS)}
 def good_deliveries(n, pid, sessions, width, run=RUN, order=None):
     """Every other processor's word once per session, in any source order."""
     sources = order or [s for s in range(n) if s != pid]
-    return [(s, k, word_value(s, k, run, width)) for k in range(sessions) for s in sources]
+    return [(s, k, word_value(s, k, run, width, sessions))
+            for k in range(sessions) for s in sources]
 
 
 def run_checker(config, pid, deliveries, width=8, run=RUN):
@@ -83,17 +84,17 @@ def bad_cases():
     first = good[0]
     word, session, source, duplicate = (FLAG[k] for k in ERROR_BITS)
     yield "duplicate", good[:1] + [first] + good[1:], duplicate, 0
-    yield "own id as source", [(pid, 0, word_value(pid, 0, RUN, width))] + good, source, 0
+    yield "own id as source", [(pid, 0, word_value(pid, 0, RUN, width, 2))] + good, source, 0
     yield "source beyond N", [(7, 0, 0)] + good, source, word
     # Session field says 1 while this receiver is still in session 0.
     yield "wrong session field", [(first[0], 1, first[2])] + good[1:], session, 0
     # Session 1's word arriving in session 0 (right session field, wrong word).
     yield ("word of another session",
-           [(first[0], 0, word_value(first[0], 1, RUN, width))] + good[1:], word, 0)
+           [(first[0], 0, word_value(first[0], 1, RUN, width, 2))] + good[1:], word, 0)
     yield ("word of another source",
-           [(first[0], 0, word_value(4, 0, RUN, width))] + good[1:], word, 0)
+           [(first[0], 0, word_value(4, 0, RUN, width, 2))] + good[1:], word, 0)
     yield ("word of an earlier run",
-           [(first[0], 0, word_value(first[0], 0, RUN ^ 0x10, width))] + good[1:], word, 0)
+           [(first[0], 0, word_value(first[0], 0, RUN ^ 0x10, width, 2))] + good[1:], word, 0)
     yield "one flipped bit", [(first[0], 0, first[2] ^ 0x80)] + good[1:], word, 0
     yield "delivery after the last session", good + [first], session, word
 
@@ -136,7 +137,8 @@ def test_word_expression_matches_the_reference(width):
     source = Signal(range(n))
     session = Signal(4)
     run = Signal(32)
-    expr = word_expr(source, session, run, n, width)
+    sessions = 6
+    expr = word_expr(source, session, run, n, width, sessions)
     cases = [(s, k, r) for s in range(n) for k in (0, 1, 5) for r in (1, 0xDEADBEEF)]
     got = []
 
@@ -150,7 +152,7 @@ def test_word_expression_matches_the_reference(width):
     sim = Simulator(Module())  # only combinational evaluation is needed
     sim.add_testbench(bench)
     sim.run()
-    assert got == [word_value(s, k, r, width) for s, k, r in cases]
+    assert got == [word_value(s, k, r, width, sessions) for s, k, r in cases]
 
 
 @pytest.mark.parametrize("width", [1, 2, 5, 8, 32, 100])

@@ -59,7 +59,7 @@ def test_contract_problems_give_exit_one(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["missing.vcd"], "no such dump file: 'missing.vcd'"),
+    (["missing.vcd"], "dump 'missing.vcd' does not exist"),
     (["{dump}", "--top", "elsewhere"], "no scope named 'elsewhere'"),
     (["{dump}", "--run", "2"], "only 1 run(s) start in this dump"),
     (["{dump}", "--run", "0"], "must be at least 1, got 0"),

@@ -96,7 +96,7 @@ def test_cli_exit_codes_and_sides(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["nothere.txt", "table1"], "is not a file, a dump"),
-    (["table1", "missing.vcd"], "no such dump file"),
+    (["table1", "missing.vcd"], "dump 'missing.vcd' does not exist"),
     (["n=5,order=identity,colour=red", "table1"], "unknown key 'colour'"),
     (["n=1,order=identity", "table1"], "N must be at least 2, got 1"),
     (["n=5,order=identity,sessions=x", "table1"], "sessions must be an integer, got 'x'"),

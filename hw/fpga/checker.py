@@ -4,36 +4,43 @@ A board top cannot carry the golden model, and it does not need to: SPEC
 sections 1-6 promise that in every session each receiver gets the word of
 every other processor exactly once. :class:`DeliveryChecker` checks exactly
 that for one receiver with a bitmask of the sources seen in the current
-session, and checks each delivered word against a generator that both the
-senders and the checkers can compute from (source, session, run value):
-:func:`word_value` in Python and :func:`word_expr` in Amaranth.
+session, and checks each delivered word against the project's one
+tagged-word scheme, :mod:`pipegossip.hw.words`, that the senders use too:
+:func:`word_value` in Python and :func:`word_expr` in Amaranth are thin
+wrappers of :func:`~pipegossip.hw.words.seeded_word` and
+:meth:`~pipegossip.hw.words.WordScheme.expr`.
 
 The word of source ``s`` in session ``k`` of a run whose run value is ``r``
-is ``r ^ key(s) ^ k`` (truncated to the word width), with ``key`` a fixed
-pseudo-random constant per source, distinct for all sources when the width
-has at least as many bits as a processor id. A word routed from the wrong
-source, from another session or from a stale run therefore differs from the
-expected one (with fewer word bits than id bits the source field is still
-checked, and sessions are told apart modulo ``2**width``).
+is the scheme's word with seed ``r``:
+``((s * sessions + k) * M mod 2**width) ^ K(r)``, with ``M`` an odd constant
+and ``K`` the seed key. The words of one run are distinct whenever
+``N * sessions <= 2**width``, so a word routed from the wrong source or from
+another session differs from the expected one; a word from a stale run
+differs by ``K`` (with fewer word bits than run-value bits, runs are told
+apart modulo the fold of ``K``, and the source and session fields are still
+checked on their own).
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import RunConfig
 from ..bits import peer_width, session_width
 from ..fabric import DeliverySignature
+from ..words import SEED_BITS, WordScheme, multiplier, seeded_word
 
 __all__ = [
-    "source_key", "word_value", "word_expr", "run_word", "next_run_value",
+    "source_key", "word_value", "word_expr", "next_run_value",
     "RUN_VALUE_BITS", "ERROR_BITS", "DeliveryChecker",
 ]
 
-#: Width of the per-run pseudo-random value (a Galois LFSR, see :func:`next_run_value`).
-RUN_VALUE_BITS = 32
+#: Width of the per-run pseudo-random value (a Galois LFSR, see
+#: :func:`next_run_value`): the seed of the word scheme, all of whose
+#: :data:`~pipegossip.hw.words.SEED_BITS` bits enter the words.
+RUN_VALUE_BITS = SEED_BITS
 # x^32 + x^22 + x^2 + x + 1, a maximal-length polynomial; any non-zero seed cycles
 # through all 2**32 - 1 states, so consecutive runs never reuse a run value soon.
 _LFSR_TAPS = 0x80200003
@@ -42,62 +49,38 @@ _LFSR_TAPS = 0x80200003
 ERROR_BITS = ("word", "session", "source", "duplicate")
 
 
-def _constant(pattern: int, width: int) -> int:
-    """``pattern`` (64 bits) repeated to ``width`` bits."""
-    value = 0
-    for k in range(0, width, 64):
-        value |= pattern << k
-    return value & ((1 << width) - 1)
+def source_key(source: int, width: int, sessions: int = 1) -> int:
+    """The part of processor ``source``'s words that depends on the source alone.
 
-
-def source_key(source: int, width: int) -> int:
-    """The fixed pseudo-random key of processor ``source`` for ``width``-bit words.
-
-    A bijection of ``width``-bit numbers (add, multiply by an odd constant,
-    xor-shift: each step is invertible), so processors ``0 .. 2**width - 1``
-    get distinct keys; the constants are splitmix64's, so neighbouring ids
-    get keys that differ in about half their bits.
+    ``(source * sessions * M) mod 2**width`` with ``M`` the word scheme's odd
+    multiplier (:func:`pipegossip.hw.words.multiplier`): a word is
+    ``(source_key + session * M) mod 2**width`` XOR the run's seed key. With
+    ``sessions = 1`` it is a bijection of ``width``-bit numbers, so
+    processors ``0 .. 2**width - 1`` get distinct keys, and neighbouring ids
+    get keys that differ in many bits (``M`` is the golden-ratio constant).
     """
-    mask = (1 << width) - 1
-    shift = max(1, width // 2)
-    x = (source + _constant(0x9E3779B97F4A7C15, width)) & mask
-    for multiplier in (0xBF58476D1CE4E5B9, 0x94D049BB133111EB):
-        x ^= x >> shift
-        x = (x * (_constant(multiplier, width) | 1)) & mask
-    return x ^ (x >> shift)
+    return (source * sessions * multiplier(width)) & ((1 << width) - 1)
 
 
-def run_word(run_value: int | Value, width: int):
-    """The run value widened (repeated) or truncated to ``width`` bits."""
-    if isinstance(run_value, int):
-        reps = -(-width // RUN_VALUE_BITS)
-        full = 0
-        for k in range(reps):
-            full |= run_value << (RUN_VALUE_BITS * k)
-        return full & ((1 << width) - 1)
-    reps = -(-width // len(run_value))
-    return Cat(*([run_value] * reps))[:width]
+def word_value(source: int, session: int, run_value: int, width: int, sessions: int) -> int:
+    """Reference: the word processor ``source`` sends in ``session`` of a run.
+
+    The word scheme's word with the run value as seed:
+    ``pipegossip.hw.words.seeded_word(run_value, source, session, sessions, width)``.
+    """
+    return seeded_word(run_value, source, session, sessions, width)
 
 
-def word_value(source: int, session: int, run_value: int, width: int) -> int:
-    """Reference: the word processor ``source`` sends in ``session`` of a run."""
-    mask = (1 << width) - 1
-    return (run_word(run_value, width) ^ source_key(source, width) ^ session) & mask
-
-
-def word_expr(source: Value | int, session: Value, run_value: Value, n: int,
-              width: int) -> Value:
+def word_expr(source: Value | int, session: Value | int, run_value: Value, n: int,
+              width: int, sessions: int) -> Value:
     """Amaranth expression of :func:`word_value`; ``source`` may be a signal.
 
-    With a constant ``source`` (a sender) the key is a constant and the word
-    costs only XORs with the session number; with a signal (a checker) the
-    key is a small N-entry constant table.
+    ``WordScheme(n, sessions, width).expr(run_value, source, session)``: with a
+    constant ``source`` (a sender) the word costs a constant multiplication of
+    the session number and XORs with the run value's key; with a signal (a
+    checker) also a constant multiplication of the source id and an adder.
     """
-    if isinstance(source, int):
-        key = Const(source_key(source, width), width)
-    else:
-        key = Array(Const(source_key(s, width), width) for s in range(n))[source]
-    return (run_word(run_value, width) ^ key ^ session)[:width]
+    return WordScheme(n, sessions, width).expr(run_value, source, session)
 
 
 def next_run_value(value: int | Value):
@@ -126,8 +109,8 @@ class DeliveryChecker(wiring.Component):
         Start of a run: forget the sources seen and return to session 0
         (takes effect at the rising edge; error flags are kept).
     run_value : In(32)
-        The run value of the run in progress (see :func:`word_expr`); must be
-        stable while deliveries arrive.
+        The run value of the run in progress: the seed of the word scheme
+        (see :func:`word_expr`); must be stable while deliveries arrive.
     delivery : In(DeliverySignature)
         The fabric's ``delivery[pid]`` port: ``valid``, ``source``,
         ``session``, ``word``.
@@ -196,7 +179,7 @@ class DeliveryChecker(wiring.Component):
         src_bit = (Const(1, n) << src)[:n]
         duplicate = (seen & src_bit).any()
         session_bad = (d.session != current) | (done_sessions == self._sessions)
-        expected = word_expr(src, current, self.run_value, n, self._width)
+        expected = WordScheme(n, self._sessions, self._width).expr(self.run_value, src, current)
         word_bad = d.word != expected
 
         with m.If(d.valid):

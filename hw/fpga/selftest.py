@@ -2,9 +2,10 @@
 """The self-checking run loop of the board tops, platform independent.
 
 :class:`SelfTest` runs gossip runs back to back on a :class:`Fabric`, feeds
-it words from a generator of (source, session, run value), and checks every
-delivery with one :class:`~pipegossip.hw.fpga.checker.DeliveryChecker` per
-receiver. It is tested in Amaranth's simulator.
+it the words of the project's tagged-word scheme (:mod:`pipegossip.hw.words`,
+seeded with a per-run value), and checks every delivery with one
+:class:`~pipegossip.hw.fpga.checker.DeliveryChecker` per receiver. It is
+tested in Amaranth's simulator.
 """
 
 # The first line's linter option is Amaranth's documented switch for
@@ -19,7 +20,8 @@ from amaranth.lib.wiring import In, Out
 from ...model.config import RunConfig
 from ...model.engine import simulate
 from ..fabric import Fabric
-from .checker import ERROR_BITS, RUN_VALUE_BITS, DeliveryChecker, next_run_value, word_expr
+from ..words import WordScheme
+from .checker import ERROR_BITS, RUN_VALUE_BITS, DeliveryChecker, next_run_value
 
 __all__ = ["SelfTest", "TOP_ERROR_BITS"]
 
@@ -62,7 +64,9 @@ class SelfTest(wiring.Component):
     receiver completed all sessions (deliveries are registered once before
     their checkers, so the checks add nothing to the fabric's paths).
     Words: processor i's word of session k is
-    ``word_expr(i, k, run_value)``; the run value steps a 32-bit LFSR after
+    ``WordScheme(N, sessions, width).word(i, k, seed=run_value)``, built on
+    chip by :meth:`~pipegossip.hw.words.WordScheme.expr`, the expression the
+    checkers use too; the run value (the seed) steps a 32-bit LFSR after
     every run, so consecutive runs carry different words.
     """
 
@@ -105,10 +109,11 @@ class SelfTest(wiring.Component):
         with m.If(self.inject & ~inject_last):
             m.d.sync += armed.eq(1)
 
+        words = WordScheme(n, sessions, width)
         next_session = [Signal(range(sessions + 1), name=f"next_session_{i}") for i in range(n)]
         for i in range(n):
             port = fabric.words[i]
-            word = word_expr(i, next_session[i], run_value, n, width)
+            word = words.expr(run_value, i, next_session[i])
             if i == 0:
                 word = word ^ armed
             m.d.comb += [port.payload.eq(word), port.valid.eq(1)]
