@@ -52,6 +52,7 @@ COMMAND_MODULES = [
     "pipegossip.waveforms.cli",
     "pipegossip.hw.fpga_cli",
     "pipegossip.schedule_cli",
+    "pipegossip.schedule_hw_cli",
     "pipegossip.prove_cli",
     "pipegossip.literature_cli",
 ]

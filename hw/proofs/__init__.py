@@ -1,0 +1,10 @@
+"""Formal proofs of the fabric with SymbiYosys (docs/proofs.md).
+
+``harness.FabricHarness`` wraps the fabric with its delivery, timing and
+watchdog properties; ``resolver_miter.ResolverMiter`` checks the
+any+substitute resolution against the serial chain of the rule;
+``runner.run_sby`` runs one SymbiYosys job; ``suite`` lists the jobs of a
+configuration or a sweep; ``catalog`` holds the names the command line
+offers. Nothing is imported here, so the command line starts without
+loading Amaranth.
+"""

@@ -1,0 +1,39 @@
+"""Names the ``prove`` commands offer, without loading Amaranth.
+
+The command line builds its parsers at start-up; keeping these tables here
+lets it list mutants, order families and option sets before any hardware
+module is imported.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FABRIC_MUTANTS", "RESOLVER_MUTANTS", "MUTANTS", "ORDER_FAMILIES", "OPTION_SETS"]
+
+#: Deliberately broken fabrics: each must FAIL its proof (a proof that
+#: cannot fail proves nothing).
+FABRIC_MUTANTS = {
+    "xbar-select": "crossbar output 0 swaps the select lines of inputs 1 and 2",
+}
+
+#: Deliberately broken resolutions; each must FAIL the equivalence.
+RESOLVER_MUTANTS = {
+    "order-swap": "sender 0's pick scans its order with the first two entries swapped",
+    "chain-skip": "the resolver does not see sender 0's claim (a broken chain link)",
+}
+
+#: Every mutant, by name: what it breaks.
+MUTANTS = {**FABRIC_MUTANTS, **RESOLVER_MUTANTS}
+
+#: The order families of the sweep (random with seed 0).
+ORDER_FAMILIES = ("identity", "pipelined", "random")
+
+#: The option sets of the sweep: one per feature, and all together.
+OPTION_SETS = {
+    "base": {},
+    "any": {"receive": "any"},
+    "substitute": {"substitute": True},
+    "any+substitute": {"receive": "any", "substitute": True},
+    "sessions=2": {"sessions": 2},
+    "channels=1": {"channels": 1},
+    "all": {"receive": "any", "substitute": True, "sessions": 2, "channels": 1},
+}

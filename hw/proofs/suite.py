@@ -1,0 +1,128 @@
+"""Which proofs to run for a configuration, and the sweep behind the README table.
+
+A *job* is one SymbiYosys run: the fabric harness of one configuration
+(bounded to L+3 steps, or k-induction), or the resolver miter of one
+configuration (depth 1, it is combinational). :func:`run_jobs` runs a list
+of them in one work folder and returns their results in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...model.config import RunConfig
+from .catalog import MUTANTS, OPTION_SETS, ORDER_FAMILIES
+from .harness import FabricHarness, mutated, run_length
+from .resolver_miter import ResolverMiter
+from .runner import ProofResult, run_sby
+
+__all__ = ["Job", "fabric_job", "resolver_job", "run_jobs", "sweep_configs", "OPTION_SETS",
+           "ORDER_FAMILIES", "markdown_table", "summary_table", "MUTANTS"]
+
+#: Word width of the fabric proofs: the words are any-constant, so the
+#: width only has to tell words apart; 4 bits keep the solver's work small.
+PROOF_WIDTH = 4
+
+
+@dataclass
+class Job:
+    """One proof to run: a name, the design factory, mode and depth."""
+
+    name: str
+    kind: str
+    config: RunConfig
+    mode: str
+    depth: int
+    mutant: str | None = None
+    length: int | None = None
+
+    def design(self):
+        if self.kind == "fabric":
+            return FabricHarness(self.config, PROOF_WIDTH, self.length, self.mutant)
+        return ResolverMiter(self.config, self.mutant)
+
+
+def _label(config: RunConfig) -> str:
+    parts = [f"N={config.n}", config.order_name if config.seed is None
+             else f"{config.order_name}(seed {config.seed})", config.receive]
+    if config.substitute:
+        parts.append("substitute")
+    if config.sessions > 1:
+        parts.append(f"sessions={config.sessions}")
+    if config.channels is not None:
+        parts.append(f"channels={config.channels}")
+    return " ".join(parts)
+
+
+def fabric_job(config: RunConfig, mode: str = "bmc", depth: int | None = None,
+               mutant: str | None = None) -> Job:
+    """The fabric harness of ``config``: BMC to L+3 steps (cycles 0..L+2) unless ``depth``."""
+    length = run_length(config)
+    return Job(f"fabric {_label(config)}", "fabric", config, mode,
+               depth if depth is not None else length + 3, mutant, length)
+
+
+def resolver_job(config: RunConfig, mutant: str | None = None) -> Job:
+    """The resolver miter of ``config`` (any+substitute): one step covers all inputs."""
+    return Job(f"resolver {_label(config)}", "resolver", config, "equiv", 1, mutant)
+
+
+def run_jobs(jobs: Iterable[Job], folder: Path, timeout: float | None = None,
+             progress: Callable[[ProofResult], None] | None = None) -> list[ProofResult]:
+    """Run ``jobs`` one after another, each in its own sub-folder of ``folder``."""
+    results = []
+    for k, job in enumerate(jobs):
+        with mutated(job.mutant if job.kind == "fabric" else None):
+            design = job.design()
+            result = run_sby(design, Path(folder) / f"{k:03d}-{job.kind}", job.name,
+                             "prove" if job.mode == "prove" else "bmc", job.depth, timeout)
+        result.mode = job.mode
+        results.append(result)
+        if progress is not None:
+            progress(result)
+    return results
+
+
+def sweep_configs(sizes: Iterable[int], orders: Iterable[str] = ORDER_FAMILIES,
+                  options: Iterable[str] = tuple(OPTION_SETS)) -> list[RunConfig]:
+    """Every configuration of the sweep (``channels=1`` needs N >= 2)."""
+    configs = []
+    for n in sizes:
+        for order in orders:
+            for name in options:
+                configs.append(RunConfig.family(n, order, 0 if order == "random" else None,
+                                                **OPTION_SETS[name]))
+    return configs
+
+
+def markdown_table(results: list[ProofResult]) -> str:
+    """The results as a Markdown table (one row per proof)."""
+    lines = ["| proof | mode | result | depth | seconds |", "|---|---|---|---:|---:|"]
+    for r in results:
+        lines.append(f"| {r.name} | {r.mode} | {r.result} | {r.depth} | {r.seconds:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _n_of(result: ProofResult) -> int:
+    return int(result.name.split("N=")[1].split()[0])
+
+
+def summary_table(results: list[ProofResult]) -> str:
+    """One Markdown row per proof kind, mode and N: counts, depths and times."""
+    groups: dict[tuple, list[ProofResult]] = {}
+    for r in results:
+        groups.setdefault((r.name.split()[0], r.mode, _n_of(r)), []).append(r)
+    lines = ["| proof | mode | N | proofs | result | depth | seconds (max) | seconds (total) |",
+             "|---|---|---:|---:|---|---|---:|---:|"]
+    for (kind, mode, n), rows in groups.items():
+        failed = [f"{r.result} {r.name.split(' ', 1)[1]}" for r in rows if r.result != "PASS"]
+        verdict = "PASS" if not failed else (f"{len(rows) - len(failed)}/{len(rows)} PASS; "
+                                             + ", ".join(failed))
+        depths = sorted({r.depth for r in rows})
+        depth = str(depths[0]) if len(depths) == 1 else f"{depths[0]}..{depths[-1]}"
+        lines.append(f"| {kind} | {mode} | {n} | {len(rows)} | {verdict} | {depth} "
+                     f"| {max(r.seconds for r in rows):.1f} "
+                     f"| {sum(r.seconds for r in rows):.1f} |")
+    return "\n".join(lines) + "\n"
