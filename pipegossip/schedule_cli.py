@@ -212,7 +212,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from .model.schedules.compare import comparison_rows, default_sizes
+    from .schedule_compare import comparison_rows, default_sizes
     if args.sizes:
         sizes = _sizes(args.sizes)
     else:
@@ -239,7 +239,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .model.schedules.compare import bench_case, estimate_bytes
+    from .schedule_compare import bench_case, estimate_bytes
     limit = int(args.limit_gib * 2**30)
     print(f"{'algorithm':<14} {'n':>5} {'messages':>10} {'R':>5} {'gen s':>7} "
           f"{'gen MiB':>8} {'check s':>8} {'check MiB':>9}")

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from .ir import Schedule
 
 __all__ = ["Bound", "h1_gossip_rounds", "port_gossip_rounds", "telephone_gossip_rounds",
-           "telephone_min_calls", "packet_calls_lower", "packet_calls_upper",
-           "hstar_rounds", "polling_rounds", "polling_messages", "linear_cost_steps",
+           "telephone_min_calls", "packet_split", "packet_calls_lower", "packet_calls_upper",
+           "hstar_rounds", "polling_rounds", "polling_messages", "polling_hypercube_messages",
+           "linear_cost_steps",
            "bounds_for", "round_bound"]
 
 
@@ -60,8 +61,11 @@ def telephone_min_calls(n: int) -> Bound:
     return Bound("calls", value, "minimum calls 2n-4 for n>=4 (Tijdeman; Baker-Shostak 1972)")
 
 
-def _split(n: int, p: int) -> tuple[int, int]:
-    """``n = hp + k`` with ``2 <= k <= p + 1``."""
+_BGP = "Bermond, Gargano, Perennes, Optimal sequential gossiping by short messages (1998)"
+
+
+def packet_split(n: int, p: int) -> tuple[int, int]:
+    """``n = hp + k`` with ``h >= 0`` and ``2 <= k <= p + 1`` (the short-messages paper's notation)."""
     k = (n - 2) % p + 2
     return (n - k) // p, k
 
@@ -70,56 +74,124 @@ def packet_calls_lower(n: int, p: int) -> Bound:
     """F1 with packets of at most ``p`` items: the calls lower bounds (1) and (2).
 
     (1): ``n^2/(2p) + (p-2)n/(2p)``; (2) for ``p >= 2``, ``n >= p + 2``,
-    ``n = hp + k``: ``n^2/(2p) + (1 - k/(2p) - 1/(2(k-1))) n``.
+    ``n = hp + k``: ``n^2/(2p) + (1 - k/(2p) - 1/(2(k-1))) n`` (Theorem 2.1).
+    For ``p = 1``, (1) is ``n(n-1)/2``, which is exact; for ``n <= p + 1`` the
+    packet limit binds nothing and ``2n - 4`` is exact. The larger of the two
+    bounds is returned, rounded up.
     """
     if n <= p + 1:
         return Bound("calls", {2: 1, 3: 3}.get(n, 2 * n - 4),
-                     "n <= p+1: the unlimited case, 2n-4 (Bermond, Gargano, Perennes 1998)")
+                     f"n <= p+1: the unlimited case, 2n-4 ({_BGP})")
     one = n * n / (2 * p) + (p - 2) * n / (2 * p)
-    best, src = one, "calls bound (1) of Bermond, Gargano, Perennes 1998"
+    best, src = one, f"calls bound (1) of {_BGP}"
     if p >= 2:
-        _, k = _split(n, p)
+        _, k = packet_split(n, p)
         two = n * n / (2 * p) + (1 - k / (2 * p) - 1 / (2 * (k - 1))) * n
         if two > best:
-            best, src = two, "calls bound (2), Theorem 2.1 of Bermond, Gargano, Perennes 1998"
+            best, src = two, f"calls bound (2), Theorem 2.1 of {_BGP}"
     return Bound("calls", math.ceil(best - 1e-9), src)
 
 
 def packet_calls_upper(n: int, p: int) -> Bound:
-    """Theorem 3.1 of Bermond, Gargano, Perennes: bound (2) plus ``p`` calls suffice."""
-    _, k = _split(n, p)
-    value = n * n / (2 * p) + (1 - k / (2 * p) - 1 / (2 * max(k - 1, 1))) * n + p
-    return Bound("calls", math.floor(value), "Theorem 3.1 of Bermond, Gargano, Perennes 1998", "upper")
+    """Theorem 3.1 of the short-messages paper: bound (2) plus ``p`` calls suffice.
+
+    Stated for ``p >= 2``, ``n >= p + 2``; for ``p = 1`` and ``n <= p + 1``
+    the exact values ``n(n-1)/2`` and ``2n - 4`` are returned instead.
+    """
+    if p == 1 or n <= p + 1:
+        value = n * (n - 1) // 2 if p == 1 else {2: 1, 3: 3}.get(n, 2 * n - 4)
+        return Bound("calls", value, f"exact for p = 1 or n <= p+1 ({_BGP})", "upper")
+    _, k = packet_split(n, p)
+    value = n * n / (2 * p) + (1 - k / (2 * p) - 1 / (2 * (k - 1))) * n + p
+    return Bound("calls", math.floor(value + 1e-9), f"Theorem 3.1 of {_BGP}", "upper")
 
 
 def hstar_rounds(name: str, n: int, p: int | None) -> Bound | None:
-    """Hstar on a path or cycle: the tight bounds of the H* packet paper's Table 1."""
+    """Hstar on a path or cycle: the tight bounds of the H* packet paper's Table 1.
+
+    One exception: the triangle (cycle, N = 3) with p > 1. Table 1 gives 3
+    rounds, but its Theorem 3.5 assumes N > 3 and 2 rounds suffice (the p = 1
+    schedule). 2 is the true bound for every p: in one round each node would
+    have to receive on both its edges, six receptions on three edges.
+    """
     big = p is None or p > 1
     even = n % 2 == 0
+    src = (f"H* model, {name}, p{'>1' if big else '=1'}: Table 1 of the H*-model "
+           "bounded-packet paper (paths and cycles)")
     if name == "path":
         value = (n if even else n - 1) if big else (3 * n // 2 - 1 if even else 3 * (n - 1) // 2)
+    elif name == "cycle" and n == 3:
+        return Bound("R", 2, "H* model, triangle, any p: 2 rounds (one round would need six "
+                     "receptions on three edges); Table 1's 3 for p>1 assumes N > 3")
     elif name == "cycle":
         value = (n // 2 + 1 if even else (n + 1) // 2 + 1) if big else n - 1
     else:
         return None
-    return Bound("R", value, f"H* model, {name}, p{'>1' if big else '=1'}: Table 1 of the "
-                 "H*-model bounded-packet paper (paths and cycles)")
+    return Bound("R", value, src)
+
+
+_CKS = "Czygrinow, Karonski, Sunderam 1999"
 
 
 def polling_rounds(n: int) -> Bound:
-    """Polling on ``K_n``: question out and answers back, ``2 ceil(log2 n)`` rounds."""
-    return Bound("R", 2 * math.ceil(math.log2(n)), "polling: 2k rounds on K_{2^k} "
-                 "(Czygrinow, Karonski, Sunderam 1999, Lemma 2)")
+    """Polling on ``N = n`` nodes (H1): Proposition 2's round bound.
+
+    With ``k = ceil(log2 N)``: ``2k`` if ``N = 2^k``, ``2k - 1`` if
+    ``N >= 3 * 2^(k-2)``, ``2k - 2`` otherwise (computed by
+    :func:`pipegossip.model.algorithms.polling.prop2_rounds`, which the
+    polling generators also use).
+    """
+    from ..algorithms.polling import prop2_rounds  # the algorithms import schedules: lazy
+    return Bound("R", prop2_rounds(n), f"polling: Proposition 2 of {_CKS} (2k rounds on "
+                 "2^k nodes, 2k-1 or 2k-2 otherwise)")
 
 
 def polling_messages(n: int) -> Bound | None:
-    """Messages of polling in ``2k`` rounds on ``K_{2^k}`` (Proposition 3)."""
+    """Messages of polling in ``2k`` rounds on ``K_{2^k}``: ``2^k + 2^(k-3) + r - 1``.
+
+    ``r = ceil((2^(k-3)+1)/3)``. This is the form of the algorithm and of the
+    last line of Proposition 3's proof; the statement of Proposition 3 and
+    the abstract print ``... - 2`` instead of ``... + r - 1``, one less, and
+    exact search (SAT, ``pipegossip polling-search``) shows that is
+    infeasible for k = 3 and 4, where ``+ r - 1`` is optimal.
+    """
     if n & (n - 1) or n < 8:
         return None
+    from ..algorithms.polling import prop3_messages
     k = n.bit_length() - 1
-    value = 2 ** k + 2 ** (k - 3) + math.ceil((2 ** (k - 3) + 1) / 3) - 2
-    return Bound("messages", value, "polling in 2k rounds on K_{2^k}: Proposition 3 of "
-                 "Czygrinow, Karonski, Sunderam 1999")
+    return Bound("messages", prop3_messages(k), f"polling in 2k rounds on K_{{2^k}}: "
+                 f"Proposition 3 of {_CKS}, in the corrected '+ r - 1' form (the printed "
+                 "'- 2' form is one too low: SAT search, k = 3, 4)")
+
+
+#: Exact minimum messages for polling Q_k in 2k rounds (SAT search, polling_search).
+_HYPERCUBE_EXACT = {3: 9, 4: 18}
+
+
+def polling_hypercube_messages(k: int) -> list[Bound]:
+    """Message bounds for polling the hypercube ``Q_k`` in ``2k`` rounds.
+
+    * upper: Proposition 8's algorithm, ``2^k + 3 * 2^(k-4) - 1`` messages
+      (k >= 4; validated schedules have exactly this count);
+    * lower: Corollary 6 (even k), ``ceil(2^k + 2^(k-1)/3 + sqrt(2^k)/4 - 4/3)``,
+      **false for k = 4 and 6**: it exceeds the algorithm's 18 and 75. For
+      those k (and k = 3) the exact optimum from SAT search is given where
+      known (k = 3: 9, k = 4: 18); from k = 8 on, Corollary 6 lies below the
+      algorithm and is reported as printed.
+    """
+    from ..algorithms.polling import cor6_bound, prop8_messages
+    out = []
+    if k >= 4:
+        out.append(Bound("messages", prop8_messages(k), f"polling Q_k in 2k rounds: "
+                         f"Proposition 8's algorithm, {_CKS}", "upper"))
+    if k in _HYPERCUBE_EXACT:
+        out.append(Bound("messages", _HYPERCUBE_EXACT[k], "polling Q_k in 2k rounds: exact "
+                         "optimum by SAT search (Corollary 6 of "
+                         f"{_CKS} fails for k = 4 and 6)"))
+    elif k % 2 == 0 and k >= 8:
+        out.append(Bound("messages", cor6_bound(k), f"polling Q_k in 2k rounds: Corollary 6 of "
+                         f"{_CKS} (as printed; false for k = 4 and 6)"))
+    return out
 
 
 def linear_cost_steps(n: int, h: int = 1) -> Bound:
@@ -153,6 +225,9 @@ def bounds_for(s: Schedule, h: int = 1) -> list[Bound]:
         b = polling_messages(n)
         if b:
             out.append(b)
+    elif s.primitive == "polling" and s.model == "H1" and topo == "hypercube":
+        out.append(polling_rounds(n))  # Proposition 2 holds on any graph of n nodes
+        out += polling_hypercube_messages(n.bit_length() - 1)
     return out
 
 

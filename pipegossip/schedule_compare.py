@@ -7,11 +7,11 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from ..config import RunConfig
-from .bounds import round_bound
-from .compile_run import schedule_of_config
-from .ir import Schedule
-from .validate import validate
+from .model.config import RunConfig
+from .model.schedules.bounds import round_bound
+from .model.schedules.compile_run import schedule_of_config
+from .model.schedules.ir import Schedule
+from .model.schedules.validate import validate
 
 __all__ = ["TABLE_ALGORITHMS", "comparison_rows", "bench_case", "estimate_bytes", "default_sizes",
            "BENCH_SIZES", "BENCH_LIMIT"]
