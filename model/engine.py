@@ -13,7 +13,9 @@ actually waiting, never all N processors per step.
   the lowest eligible id wins (SPEC section 4).
 * Algorithm 2 (either discipline): every sender is resolved in id order each
   step, as SPEC section 5 requires; the work is that of the sends and waits
-  that happen.
+  that happen. The receiver choice lives in :mod:`.pickers`. Under ``any``
+  with cyclic orders (identity, pipelined) and no run-table, :func:`simulate`
+  hands the run to the compiled loop of :mod:`.fastpath` instead (issue 18).
 
 The state lives in ``array.array`` buffers with NumPy views on the same
 memory, so scalar Python updates and vector updates see one state.
@@ -27,18 +29,21 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import fastpath
 from .config import RunConfig
 from .errors import DeadlockError
+from .pickers import _DONE, _RECV, _SEND, CyclicPicker, OrderedPicker, WalkPicker, cyclic_starts
 from .result import Deliveries, RunResult
 from .runtable import IDLE, R, S, WR, WS, RunTable
 
 __all__ = ["simulate", "BATCH_THRESHOLD"]
 
+#: Kept under its old name for callers and tests.
+_cyclic_starts = cyclic_starts
+
 #: Steps with at least this many transfers are applied with NumPy.
 BATCH_THRESHOLD = 48
 
-# Phase codes of a processor at the start of a step.
-_DONE, _RECV, _SEND = 0, 1, 2
 
 Progress = Callable[[int, int, int], None]
 
@@ -321,13 +326,13 @@ class _Engine:
         sess = self.sess
         channels = self.channels if self.channels is not None else n
         senders: set[int] = set()
-        starts = None if self.ordered else _cyclic_starts(self.config.orders)
+        starts = None if self.ordered else cyclic_starts(self.config.orders)
         if self.ordered:
-            pick = _OrderedPicker(self)
+            pick = OrderedPicker(self)
         elif starts is not None:
-            pick = _CyclicPicker(self, starts)
+            pick = CyclicPicker(self, starts)
         else:
-            pick = _WalkPicker(self)
+            pick = WalkPicker(self)
         for p in range(n):
             if self.phase(p) == _SEND:
                 senders.add(p)
@@ -406,178 +411,15 @@ class _Engine:
         return RunTable(actions[:, :length], peers[:, :length], comments=[self.config.header()])
 
 
-def _cyclic_starts(orders: np.ndarray) -> list[int] | None:
-    """Start ids if every order walks 0..N-1 cyclically from some start
-    (skipping its own id), as identity and pipelined orders do; else None."""
-    n = orders.shape[0]
-    if n < 3:
-        return None
-    start = orders[:, 0].astype(np.int64)
-    walk = (start[:, None] + np.arange(n)[None, :]) % n
-    keep = walk != np.arange(n)[:, None]
-    if not np.all(keep.sum(axis=1) == n - 1):
-        return None
-    if not np.array_equal(walk[keep].reshape(n, n - 1), orders):
-        return None
-    return start.tolist()
-
-
-class _OrderedPicker:
-    """Algorithm 2 under ``ordered``: a receiver waits for exactly one sender,
-    so no two senders ever want the same receiver and the candidates of
-    sender i are the receivers now waiting for i."""
-
-    def __init__(self, eng: _Engine):
-        self.eng = eng
-        n = eng.n
-        self.rank = np.argsort(eng.np_P, axis=1).astype(np.int32)  # rank[i][j'] with j' = j - (j > i)
-        self.waiting_for: list[set[int]] = [set() for _ in range(n)]
-        self.awaits = [-1] * n
-        for p in range(n):
-            self.changed(p, 0)
-
-    def rank_of(self, i: int, j: int) -> int:
-        return int(self.rank[i, j - (j > i)])
-
-    def begin_step(self) -> None:
-        pass
-
-    def choose(self, i: int) -> int:
-        eng = self.eng
-        si = eng.sess[i]
-        j = eng.target(i)
-        if self.awaits[j] == i and eng.sess[j] == si:
-            return j
-        best, best_rank = -1, eng.m
-        for q in self.waiting_for[i]:
-            if eng.sess[q] == si:
-                r = self.rank_of(i, q)
-                if r < best_rank:
-                    best, best_rank = q, r
-        return best
-
-    def served(self, i: int, j: int) -> None:
-        pass
-
-    def changed(self, p: int, old_session: int) -> None:
-        old = self.awaits[p]
-        if old >= 0:
-            self.waiting_for[old].discard(p)
-        eng = self.eng
-        if eng.phase(p) == _RECV:
-            a = eng.awaited(p)
-            self.awaits[p] = a
-            self.waiting_for[a].add(p)
-        else:
-            self.awaits[p] = -1
-
-
-class _CyclicPicker:
-    """Algorithm 2 under ``any`` for cyclic orders, with bitsets.
-
-    Bit j of ``receiving[s]`` says j is receiving in session s; bit j of
-    ``unserved[i]`` says i has not yet sent to j. The first entry of P_i
-    that can take i's word is then the lowest set bit of their AND at or
-    above i's start id, else the lowest set bit overall.
-    """
-
-    def __init__(self, eng: _Engine, starts: list[int]):
-        self.eng = eng
-        n = eng.n
-        self.starts = starts
-        self.full = ((1 << n) - 1)
-        self.unserved = [self.full & ~(1 << i) for i in range(n)]
-        self.receiving: dict[int, int] = {}
-        self.avail: dict[int, int] = {}
-        for p in range(n):
-            if eng.phase(p) == _RECV:
-                s = eng.sess[p]
-                self.receiving[s] = self.receiving.get(s, 0) | (1 << p)
-
-    def begin_step(self) -> None:
-        self.avail = dict(self.receiving)
-
-    def choose(self, i: int) -> int:
-        si = self.eng.sess[i]
-        x = self.avail.get(si, 0) & self.unserved[i]
-        if not x:
-            return -1
-        s = self.starts[i]
-        high = x >> s
-        if high:
-            j = s + (high & -high).bit_length() - 1
-        else:
-            j = (x & -x).bit_length() - 1
-        self.avail[si] = self.avail[si] & ~(1 << j)
-        return j
-
-    def served(self, i: int, j: int) -> None:
-        self.unserved[i] &= ~(1 << j)
-
-    def changed(self, p: int, old_session: int) -> None:
-        eng = self.eng
-        bit = 1 << p
-        if old_session in self.receiving:
-            self.receiving[old_session] &= ~bit
-        s = eng.sess[p]
-        if s != old_session:
-            self.unserved[p] = self.full & ~bit
-        if eng.phase(p) == _RECV:
-            self.receiving[s] = self.receiving.get(s, 0) | bit
-
-
-class _WalkPicker:
-    """Algorithm 2 under ``any`` for arbitrary orders: walk the compact list of
-    unserved entries in order; long walks finish with one vector scan."""
-
-    WALK = 24
-
-    def __init__(self, eng: _Engine):
-        self.eng = eng
-        n = eng.n
-        self.avail_buf = array("i", [-1] * n)  # session if receiving and unclaimed, else -1
-        self.np_avail = np.frombuffer(self.avail_buf, dtype=np.int32)
-        self.receiving = array("i", [-1] * n)
-        self.unserved = [list(eng.config.orders[i].tolist()) for i in range(n)]
-        for p in range(n):
-            self.changed(p, eng.sess[p])
-
-    def begin_step(self) -> None:
-        self.avail_buf[:] = self.receiving
-
-    def choose(self, i: int) -> int:
-        eng = self.eng
-        si = eng.sess[i]
-        avail = self.avail_buf
-        uns = self.unserved[i]
-        for j in uns[: self.WALK]:
-            if avail[j] == si:
-                avail[j] = -1
-                return j
-        if len(uns) <= self.WALK:
-            return -1
-        rest = np.array(uns[self.WALK:], dtype=np.int32)
-        hit = self.np_avail[rest] == si
-        k = int(hit.argmax())
-        if not hit[k]:
-            return -1
-        j = int(rest[k])
-        avail[j] = -1
-        return j
-
-    def served(self, i: int, j: int) -> None:
-        self.unserved[i].remove(j)
-
-    def changed(self, p: int, old_session: int) -> None:
-        eng = self.eng
-        if eng.sess[p] != old_session:
-            self.unserved[p] = list(eng.config.orders[p].tolist())
-        self.receiving[p] = eng.sess[p] if eng.phase(p) == _RECV else -1
-
-
 def simulate(config: RunConfig, table: bool = False, progress: Progress | None = None,
-             batch_threshold: int = BATCH_THRESHOLD) -> RunResult:
+             batch_threshold: int = BATCH_THRESHOLD, deliveries: bool = True) -> RunResult:
     """Run a configuration.
+
+    ``receive="any"`` with Algorithm 2 and cyclic orders (identity,
+    pipelined), without a run-table and from N = :data:`.fastpath.MIN_N`,
+    runs on the compiled loop of :mod:`.fastpath` (see
+    :func:`.fastpath.wanted`); everything else on the general engine of this
+    module. Both give the same results, to the last delivery.
 
     Parameters
     ----------
@@ -591,10 +433,24 @@ def simulate(config: RunConfig, table: bool = False, progress: Progress | None =
     batch_threshold : int
         Steps with at least this many transfers are applied with NumPy
         (``ordered`` without Algorithm 2 only). Results do not depend on it.
+    deliveries : bool
+        Keep every transfer in ``result.deliveries``. With False it is None:
+        large sweeps (N = 16384 has 268 million transfers) need only the
+        utilisation string.
 
     Raises
     ------
     DeadlockError
         If a step fires nothing while work remains (never for valid input).
     """
-    return _Engine(config, table, batch_threshold).run(progress)
+    starts = cyclic_starts(config.orders) if fastpath.wanted(config, table) else None
+    if starts is not None:
+        util, rows, deadlocked = fastpath.run_cyclic_any_substitute(config, starts, deliveries,
+                                                                    progress)
+        if not deadlocked:
+            return RunResult(config, None if rows is None else Deliveries(*rows), util)
+        # Fall through: the general engine names what each processor waits for.
+    result = _Engine(config, table, batch_threshold).run(progress)
+    if not deliveries:
+        result.deliveries = None
+    return result

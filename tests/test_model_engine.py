@@ -141,3 +141,100 @@ def test_progress_callback_reports_transfers():
     eng = engine._Engine(RunConfig.family(6, "identity"), False, engine.BATCH_THRESHOLD)
     eng._progress(lambda *a: calls.append(a), 5, [-1e9])
     assert calls == [(5, 0, 30)]
+
+
+# -- the compiled path for Algorithm 2 under `any` (model/fastpath.py, issue 18) --
+
+@pytest.fixture
+def fast_path_everywhere(monkeypatch):
+    from pipegossip.model import fastpath
+
+    if not fastpath.AVAILABLE:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(fastpath, "MIN_N", 3)
+    return fastpath
+
+
+def _general(config, table=False):
+    import pipegossip.model.engine as engine
+
+    return engine._Engine(config, table, engine.BATCH_THRESHOLD).run(None)
+
+
+def _same_run(a, b):
+    assert a.length == b.length
+    assert np.array_equal(a.utilization, b.utilization) and a.utilization.dtype == b.utilization.dtype
+    for field in ("step", "src", "dst", "session"):
+        x, y = getattr(a.deliveries, field), getattr(b.deliveries, field)
+        assert np.array_equal(x, y) and x.dtype == y.dtype
+
+
+def _cyclic_any_sub_configs(ns):
+    for n in ns:
+        orders = [RunConfig.family(n, "identity").orders, RunConfig.family(n, "pipelined").orders,
+                  # cyclic from an arbitrary start per processor
+                  [[(s + k) % n for k in range(n) if (s + k) % n != i]
+                   for i, s in enumerate((3 * i + 1) % n for i in range(n))]]
+        for o in orders:
+            for k in (1, 2, 3):
+                for ch in sorted({None, 1, n // 2}, key=lambda c: c or 0):
+                    yield RunConfig.explicit(np.asarray(o).tolist(), receive="any",
+                                             substitute=True, sessions=k, channels=ch)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 7, 8, 13, 63, 64, 65, 129])
+def test_fast_path_equals_general_engine(fast_path_everywhere, n):
+    for config in _cyclic_any_sub_configs([n]):
+        assert fast_path_everywhere.wanted(config, table=False)
+        _same_run(simulate(config), _general(config))
+
+
+@pytest.mark.parametrize("n", [3, 6, 9, 12])
+def test_fast_path_equals_literal_reference(fast_path_everywhere, n):
+    for config in _cyclic_any_sub_configs([n]):
+        ref = simulate_reference(config)
+        _same_run(simulate(config), ref)
+
+
+def test_fast_path_is_not_taken_for_tables_or_other_disciplines(fast_path_everywhere):
+    wanted = fast_path_everywhere.wanted
+    base = RunConfig.family(16, "identity", receive="any", substitute=True)
+    assert wanted(base, table=False)
+    assert not wanted(base, table=True)
+    assert not wanted(base.replace(receive="ordered"), table=False)
+    assert not wanted(base.replace(substitute=False), table=False)
+    # Random orders are not cyclic: the general engine runs them.
+    assert _cyclic_starts(RunConfig.family(16, "random", 3).orders) is None
+
+
+def test_without_deliveries_only_the_utilisation_is_kept(fast_path_everywhere):
+    for config in (RunConfig.family(40, "identity", receive="any", substitute=True),
+                   RunConfig.family(12, "random", 1)):
+        full, lean = simulate(config), simulate(config, deliveries=False)
+        assert lean.deliveries is None
+        assert np.array_equal(full.utilization, lean.utilization)
+
+
+def test_cyclic_starts_checks_rows_in_blocks():
+    from pipegossip.model.pickers import cyclic_starts
+
+    for family in ("identity", "pipelined"):
+        orders = RunConfig.family(37, family).orders
+        assert cyclic_starts(orders, block=5) == cyclic_starts(orders) is not None
+    bad = np.array(RunConfig.family(37, "identity").orders)
+    bad[36, [0, 1]] = bad[36, [1, 0]]  # the last block alone breaks the pattern
+    assert cyclic_starts(bad, block=5) is None
+
+
+def test_fast_path_reports_progress(fast_path_everywhere, monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(fast_path_everywhere, "CHUNK_STEPS", 7)
+    clock = iter(range(10**6))  # a second passes between chunks
+    monkeypatch.setattr(fast_path_everywhere, "time", SimpleNamespace(monotonic=lambda: next(clock)))
+    calls = []
+    r = simulate(RunConfig.family(20, "identity", receive="any", substitute=True),
+                 progress=lambda *a: calls.append(a))
+    assert calls[0] == (7, int(r.utilization[:7].sum()) // 2, 20 * 19)
+    assert [c[0] for c in calls] == list(range(7, r.length, 7)) + [r.length]
+    assert calls[-1][1:] == (20 * 19, 20 * 19)
