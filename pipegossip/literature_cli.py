@@ -2,10 +2,13 @@
 
 * generators for ``pipegossip schedule``: ``path-gossip``, ``cycle-gossip``
   (H*, packet size p), ``polling-complete``, ``polling-hypercube``,
-  ``polling-general`` (H1 polling), through :func:`literature_schedule`;
-* ``literature-table path-cycle|polling``: our validated numbers beside the
-  papers' formulas and bounds, as Markdown or JSON, optionally plotted;
-* ``polling-search``: the exact minimum number of polling messages (SAT).
+  ``polling-general`` (H1 polling), ``short-messages`` (F1 calls of at most p
+  blocks), through :func:`literature_schedule`;
+* ``literature-table path-cycle|polling|short-messages``: our validated
+  numbers beside the papers' formulas and bounds, as Markdown or JSON,
+  optionally plotted;
+* ``polling-search``: the exact minimum number of polling messages (SAT);
+* ``short-messages-search``: the exact minimum number of calls c(n, p) (SAT).
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ from .options import positive_int
 __all__ = ["register", "LITERATURE_ALGORITHMS", "literature_schedule", "table_rows"]
 
 LITERATURE_ALGORITHMS = ("path-gossip", "cycle-gossip", "polling-complete",
-                         "polling-hypercube", "polling-general")
-_TABLES = ("path-cycle", "polling")
+                         "polling-hypercube", "polling-general", "short-messages")
+_TABLES = ("path-cycle", "polling", "short-messages")
 _RUN_ONLY = {"order": None, "seed": None, "receive": "ordered", "substitute": False,
              "sessions": 1, "channels": None}
 _MAX_PATH_N = 8192
 _MAX_POLL_K = 16
+_MAX_SHORT_N = 1024  # p = 1 makes n(n-1)/2 calls: about half a million at 1024
 
 
 def literature_schedule(args: argparse.Namespace):
@@ -38,6 +42,16 @@ def literature_schedule(args: argparse.Namespace):
         raise UsageError(f"{given[0]} applies only to 'schedule run'")
     if args.topology != "complete":
         raise UsageError(f"--topology does not apply to {name} (its graph is fixed)")
+    if name == "short-messages":
+        from .model.algorithms.short_messages import short_messages
+        if args.k is not None:
+            raise UsageError("short-messages takes --n and --p, not --k")
+        if args.n is None or not 2 <= args.n <= _MAX_SHORT_N:
+            raise UsageError(f"short-messages: --n must be between 2 and {_MAX_SHORT_N}, "
+                             f"got {args.n}")
+        if args.p is None:
+            raise UsageError("short-messages: --p (blocks per message) is required")
+        return short_messages(args.n, args.p)
     if name in ("path-gossip", "cycle-gossip"):
         if args.k is not None:
             raise UsageError(f"{name} takes --n and --p, not --k")
@@ -66,14 +80,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="path-cycle: rounds of path-gossip and cycle-gossip (H*, p = 1, 2 and "
         "unlimited) against Table 1 of 'Optimal gossiping in paths and cycles', N = 3..128. "
         "polling: rounds and messages of polling-complete and polling-hypercube, K = 3..12, "
-        "against the formulas and bounds of Czygrinow, Karonski and Sunderam. Every schedule "
-        "is checked by the validator first.")
+        "against the formulas and bounds of Czygrinow, Karonski and Sunderam. short-messages: "
+        "calls c(n,p) of short-messages (F1, p blocks per message), n = 4..64, p = 1..8, "
+        "against bounds (1), (2) and Theorem 3.1 of Bermond, Gargano and Perennes, 'Optimal "
+        "sequential gossiping by short messages', with the exact c(n,p) where the SAT search "
+        "settled it. Every schedule is checked by the validator first.")
     p.add_argument("table", choices=_TABLES, metavar="TABLE", help=" | ".join(_TABLES))
     p.add_argument("--format", choices=("md", "json"), default="md")
-    p.add_argument("--max-n", type=positive_int, default=128,
-                   help="path-cycle: largest N (default 128)")
+    p.add_argument("--max-n", type=positive_int, default=None,
+                   help="largest N: path-cycle default 128, short-messages default 64")
     p.add_argument("--max-k", type=positive_int, default=12,
                    help="polling: largest K (default 12)")
+    p.add_argument("--max-p", type=positive_int, default=8,
+                   help="short-messages: largest p (default 8; n goes to --max-n, default 64)")
     p.add_argument("--plot", metavar="PNG", help="also draw the table (PNG or SVG)")
     p.set_defaults(func=cmd_table)
 
@@ -87,12 +106,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_search)
 
+    p = sub.add_parser(
+        "short-messages-search", help="exact minimum calls c(n,p) of gossip by short "
+        "messages (SAT)",
+        description="Prove the fewest telephone calls (F1) that gossip among N nodes when a "
+        "message carries at most P blocks, with a SAT solver (needs python-sat): the call "
+        "count rises from the paper's lower bound until satisfiable; reaching the validated "
+        "short-messages count proves it optimal. Prints the method, every solver call and "
+        "the run time; a found schedule is checked by the validator. N <= 6 takes seconds, "
+        "N = 7, 8 minutes or more.")
+    p.add_argument("--n", type=positive_int, required=True)
+    p.add_argument("--p", type=positive_int, required=True)
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop after the solver call that passes this (default: none)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=cmd_short_search)
 
-def table_rows(table: str, max_n: int = 128, max_k: int = 12) -> list[dict]:
+
+def table_rows(table: str, max_n: int = 128, max_k: int = 12, max_p: int = 8) -> list[dict]:
     """The rows of ``literature-table TABLE``; raises AssertionError if a schedule is invalid."""
     from .model.algorithms import path_cycle, polling
     from .model.schedules.validate import validate
     rows = []
+    if table == "short-messages":
+        return _short_rows(max_n, max_p)
     if table == "path-cycle":
         for n in range(3, max_n + 1):
             row = {"N": n}
@@ -119,7 +156,52 @@ def table_rows(table: str, max_n: int = 128, max_k: int = 12) -> list[dict]:
     return rows
 
 
+#: c(n, p) settled by ``short-messages-search`` (SAT; docs/literature.md has times).
+SHORT_EXACT = {(4, 2): 4, (5, 3): 6, (6, 2): 9, (6, 3): 9, (6, 4): 8, (7, 3): 11, (7, 4): 10,
+               (7, 5): 10, (8, 2): 16, (8, 4): 12}
+
+
+def _short_rows(max_n: int, max_p: int) -> list[dict]:
+    from .model.algorithms.short_messages import paper_count, short_messages, split
+    from .model.schedules import bounds
+    from .model.schedules.validate import validate
+    rows = []
+    for p in range(1, max_p + 1):
+        for n in range(4, max_n + 1):
+            v = validate(short_messages(n, p))
+            if not v.valid:
+                raise AssertionError(f"short-messages n={n} p={p}: {v.error}")
+            h, k = split(n, p)
+            general = p >= 2 and n >= p + 2
+            one = n * n / (2 * p) + (p - 2) * n / (2 * p)
+            two = n * n / (2 * p) + (1 - k / (2 * p) - 1 / (2 * (k - 1))) * n if general else None
+            lower = bounds.packet_calls_lower(n, p).value
+            if not general:  # n = hp + k is the notation of the general case only
+                h = k = None
+            rows.append({"n": n, "p": p, "h": h, "k": k, "calls": v.calls, "R": v.R,
+                         "bound1": round(one, 3), "bound2": None if two is None else round(two, 3),
+                         "lower": lower, "upper": bounds.packet_calls_upper(n, p).value,
+                         "paper_count": paper_count(n, p) if general else None,
+                         "gap": v.calls - lower, "exact": SHORT_EXACT.get((n, p))})
+    return rows
+
+
+def _short_markdown(rows: list[dict]) -> str:
+    head = ("| n | p | h | k | our calls | bound (1) | bound (2) | lower | Thm 3.1 | gap "
+            "| exact (SAT) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    out = []
+    for r in rows:
+        two = "-" if r["bound2"] is None else f"{r['bound2']:g}"
+        exact = "" if r["exact"] is None else str(r["exact"])
+        out.append(f"| {r['n']} | {r['p']} | {r['h'] or '-'} | {r['k'] or '-'} | {r['calls']} | "
+                   f"{r['bound1']:g} | {two} | {r['lower']} | {r['upper']} | {r['gap']} | "
+                   f"{exact} |\n")
+    return head + "".join(out)
+
+
 def _markdown(table: str, rows: list[dict]) -> str:
+    if table == "short-messages":
+        return _short_markdown(rows)
     if table == "path-cycle":
         head = ("| N | path p=1 | Table 1 | path p=2 | Table 1 | path p=inf | cycle p=1 | Table 1 "
                 "| cycle p=2 | Table 1 | cycle p=inf |\n|---:|---:|---:|---:|---:|---:|---:|---:"
@@ -143,13 +225,19 @@ def _markdown(table: str, rows: list[dict]) -> str:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
+    if args.max_n is None:
+        args.max_n = 64 if args.table == "short-messages" else 128
     if args.table == "path-cycle" and not 3 <= args.max_n <= 1024:
         raise UsageError(f"--max-n must be between 3 and 1024, got {args.max_n}")
     if args.table == "polling" and not 3 <= args.max_k <= 14:
         raise UsageError(f"--max-k must be between 3 and 14, got {args.max_k}")
+    if args.table == "short-messages":
+        if not 4 <= args.max_n <= 256 or not args.max_p <= 32:
+            raise UsageError(f"short-messages: --max-n must be between 4 and 256 and --max-p "
+                             f"at most 32, got {args.max_n} and {args.max_p}")
     if args.plot and not args.plot.endswith((".png", ".svg")):
         raise UsageError(f"--plot {args.plot}: give a .png or .svg file name")
-    rows = table_rows(args.table, args.max_n, args.max_k)
+    rows = table_rows(args.table, args.max_n, args.max_k, args.max_p)
     if args.plot:
         from .literature_plots import plot_table
         atomic_write(args.plot, plot_table(args.table, rows, "svg" if args.plot.endswith(".svg")
@@ -186,4 +274,41 @@ def cmd_search(args: argparse.Namespace) -> int:
     for m, verdict, t in r.steps:
         print(f"  at most {m} messages: {verdict} ({t:.2f} s)")
     print(f"optimum {r.optimum} messages (our construction: {start}); total {r.seconds:.2f} s")
+    return 0
+
+
+def cmd_short_search(args: argparse.Namespace) -> int:
+    from .model.algorithms.short_messages import short_messages
+    from .model.schedules.bounds import packet_calls_lower
+    from .model.schedules.validate import validate
+    if not 2 <= args.n <= 10:
+        raise UsageError(f"--n must be between 2 and 10 (the search grows fast), got {args.n}")
+    try:
+        from .model.algorithms.short_messages_search import calls_schedule, min_calls_sat
+        import pysat  # noqa: F401 - a clear message instead of an import error mid-search
+    except ImportError:
+        raise UsageError("short-messages-search needs python-sat: pip install python-sat") from None
+    ours = validate(short_messages(args.n, args.p)).calls
+    lower = packet_calls_lower(args.n, args.p).value
+    r = min_calls_sat(args.n, args.p, lower, ours, args.time_limit)
+    if r.calls:  # the solver's schedule goes through the one validator too
+        v = validate(calls_schedule(args.n, args.p, r.calls))
+        if not v.valid or v.calls != r.optimum:
+            raise AssertionError(f"search schedule rejected: {v.error or v.calls}")
+    if args.format == "json":
+        print(json.dumps({"n": r.n, "p": r.p, "optimum": r.optimum, "proved_lower": r.lower,
+                          "lower_bound": lower, "ours": ours, "method": r.method,
+                          "seconds": round(r.seconds, 3), "calls": r.calls,
+                          "steps": [{"calls": m, "verdict": v, "seconds": round(t, 3)}
+                                    for m, v, t in r.steps]}))
+        return 0
+    print(f"n={r.n} p={r.p}: lower bound {lower}, short-messages {ours} calls")
+    print(f"method {r.method}")
+    for m, verdict, t in r.steps:
+        print(f"  {m} calls: {verdict} ({t:.2f} s)")
+    if r.optimum is None:
+        print(f"time limit: c(n,p) >= {r.lower} proved, not settled; total {r.seconds:.2f} s")
+    else:
+        how = "found by the solver" if r.calls else "short-messages is optimal"
+        print(f"optimum c({r.n},{r.p}) = {r.optimum} calls ({how}); total {r.seconds:.2f} s")
     return 0

@@ -8,11 +8,14 @@ __all__ = ["plot_table"]
 
 
 def plot_table(table: str, rows: list[dict], fmt: str = "png") -> bytes:
-    """Draw ``literature-table`` rows: R against N (path-cycle) or messages against K (polling)."""
+    """Draw ``literature-table`` rows: R against N (path-cycle), messages against K
+    (polling) or calls against n (short-messages)."""
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
+    if table == "short-messages":
+        return _short_messages(plt, rows, fmt)
     fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
     if table == "path-cycle":
         n = [r["N"] for r in rows]
@@ -47,3 +50,43 @@ def plot_table(table: str, rows: list[dict], fmt: str = "png") -> bytes:
                 {"Creator": None, "Date": None})
     plt.close(fig)
     return buf.getvalue()
+
+
+def _save(plt, fig, fmt: str) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=110, metadata={"Software": None} if fmt == "png" else
+                {"Creator": None, "Date": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _short_messages(plt, rows: list[dict], fmt: str) -> bytes:
+    """Left: c(n, p) / (n^2 / 2p) against n; right: our calls above the lower bound."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8), layout="constrained")
+    ps = sorted({r["p"] for r in rows})
+    cmap = plt.get_cmap("viridis", max(len(ps), 2))
+    for i, p in enumerate(ps):
+        mine = [r for r in rows if r["p"] == p]
+        n = [r["n"] for r in mine]
+        # dividing by n^2/(2p), the leading term, puts every p on one scale
+        scale = [x * x / (2 * p) for x in n]
+        left.plot(n, [r["calls"] / s for r, s in zip(mine, scale)], ".", color=cmap(i),
+                  markersize=3, label=f"p={p}: our calls")
+        left.plot(n, [r["lower"] / s for r, s in zip(mine, scale)], "-", color=cmap(i),
+                  linewidth=0.7)
+        if p > 1:
+            right.plot(n, [r["gap"] for r in mine], ".-", color=cmap(i), markersize=3,
+                       linewidth=0.6, label=f"p={p}")
+            right.plot(n, [r["upper"] - r["lower"] for r in mine], ":", color=cmap(i),
+                       linewidth=0.8)
+    left.set_xlabel("n (nodes)")
+    left.set_ylabel("calls / (n^2 / 2p)")
+    left.set_title("c(n,p): our calls (dots) and lower bound (lines)", fontsize=10)
+    left.legend(fontsize=6, ncol=2)
+    right.set_xlabel("n (nodes)")
+    right.set_ylabel("calls above the lower bound")
+    right.set_title("gap: ours - lower bound (dots); Theorem 3.1 - lower (dotted)", fontsize=10)
+    right.legend(fontsize=6, ncol=2)
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    return _save(plt, fig, fmt)

@@ -155,7 +155,10 @@ def test_bound_values():
     assert b.hstar_rounds("cycle", 8, 2).value == 5 and b.hstar_rounds("cycle", 7, None).value == 5
     assert b.hstar_rounds("mesh", 7, 1) is None
     assert b.polling_rounds(16).value == 8
-    assert b.polling_messages(16).value == 16 + 2 + 1 - 2
+    # the corrected '+ r - 1' form (the printed '- 2' form is infeasible: SAT search)
+    assert b.polling_messages(16).value == 16 + 2 + 1 - 1
+    assert [b.polling_rounds(n).value for n in (5, 6, 12, 16)] == [4, 5, 7, 8]  # Proposition 2
+    assert b.hstar_rounds("cycle", 3, 2).value == 2  # the triangle: Table 1's 3 is not a bound
     assert "Beier" in b.linear_cost_steps(8).source
 
 

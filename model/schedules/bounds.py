@@ -76,8 +76,9 @@ def packet_calls_lower(n: int, p: int) -> Bound:
     (1): ``n^2/(2p) + (p-2)n/(2p)``; (2) for ``p >= 2``, ``n >= p + 2``,
     ``n = hp + k``: ``n^2/(2p) + (1 - k/(2p) - 1/(2(k-1))) n`` (Theorem 2.1).
     For ``p = 1``, (1) is ``n(n-1)/2``, which is exact; for ``n <= p + 1`` the
-    packet limit binds nothing and ``2n - 4`` is exact. The larger of the two
-    bounds is returned, rounded up.
+    packet limit binds nothing and ``2n - 4`` is exact. The largest of (1),
+    (2) and ``2n - 4`` (which holds for any packet size and is the largest
+    when n is small against p, e.g. n = 6, p = 4) is returned, rounded up.
     """
     if n <= p + 1:
         return Bound("calls", {2: 1, 3: 3}.get(n, 2 * n - 4),
@@ -89,6 +90,9 @@ def packet_calls_lower(n: int, p: int) -> Bound:
         two = n * n / (2 * p) + (1 - k / (2 * p) - 1 / (2 * (k - 1))) * n
         if two > best:
             best, src = two, f"calls bound (2), Theorem 2.1 of {_BGP}"
+    if 2 * n - 4 > math.ceil(best - 1e-9):  # small n, large p: packets cannot beat 2n-4
+        return Bound("calls", 2 * n - 4, "2n-4: no gossip uses fewer calls, whatever the "
+                     "packet size (Tijdeman; Baker-Shostak 1972)")
     return Bound("calls", math.ceil(best - 1e-9), src)
 
 

@@ -1,0 +1,105 @@
+"""Gossip by short messages (F1, p blocks per message): calls against the short-messages paper."""
+
+import pytest
+
+from pipegossip.model.algorithms.short_messages import (paper_count, protocol_calls,
+                                                        short_messages, split)
+from pipegossip.model.schedules.bounds import packet_calls_lower, packet_calls_upper
+from pipegossip.model.schedules.validate import validate
+
+
+def _check(n, p):
+    s = short_messages(n, p)
+    assert (s.model, s.p, s.topology.name) == ("F1", p, "complete")
+    v = validate(s)
+    assert v.valid, (n, p, v.error)
+    return v
+
+
+@pytest.mark.parametrize("p", range(1, 9))
+def test_bounds_n_4_to_64(p):
+    for n in range(4, 65):
+        v = _check(n, p)
+        assert packet_calls_lower(n, p).value <= v.calls <= packet_calls_upper(n, p).value, n
+        if p == 1:
+            assert v.calls == n * (n - 1) // 2
+        elif n <= p + 1:
+            assert v.calls == 2 * n - 4
+        else:  # the paper's own count of its four phases, never above Theorem 3.1
+            assert v.calls == paper_count(n, p), n
+
+
+def test_small_n_and_split():
+    assert [_check(n, 3).calls for n in (2, 3)] == [1, 3]
+    assert split(16, 4) == (3, 4) and split(22, 9) == (2, 4) and split(10, 2) == (4, 2)
+
+
+def test_examples_of_the_paper():
+    # Example 3.1 (n = 16, p = 4): n-1 + p + one step of n calls + 5 last calls
+    assert _check(16, 4).calls == 15 + 4 + 16 + 5 == 40
+    # Example 3.2 (n = 22, p = 9, h = 2): 21 + 9 + 4 calls of type k + 14 of type 1
+    assert _check(22, 9).calls == 21 + 9 + 4 + 14 == 48
+
+
+def test_packet_size_respected_and_blocks_only_new():
+    for n, p in ((17, 3), (30, 5), (9, 8)):
+        for u, v, a, b in protocol_calls(n, p):
+            assert a.bit_count() <= p and b.bit_count() <= p and (a or b)
+
+
+def test_larger_n_beyond_the_table():
+    for n, p in ((100, 3), (127, 6), (200, 16)):
+        v = _check(n, p)
+        assert v.calls == paper_count(n, p) <= packet_calls_upper(n, p).value
+
+
+def _n512(p):
+    import time
+    t = time.process_time()
+    v = _check(512, p)
+    assert time.process_time() - t < 10  # generate + validate: under 1 s of CPU
+    return v
+
+
+def test_n512_in_seconds():
+    assert _n512(2).calls == paper_count(512, 2) == 65537
+
+
+@pytest.mark.slow
+def test_n512_p1_and_p8():
+    assert _n512(1).calls == 512 * 511 // 2 and _n512(8).calls == paper_count(512, 8)
+
+
+@pytest.mark.parametrize("n,p", [(1, 2), (5, 0), (True, 2), (3, 1.5), (5000, 2)])
+def test_bad_arguments(n, p):
+    with pytest.raises(ValueError):
+        short_messages(n, p)
+
+
+def test_lower_bound_takes_2n_minus_4():
+    # n = 6, p = 4: bounds (1), (2) give 6, but no gossip uses fewer than 2n-4 = 8 calls
+    assert packet_calls_lower(6, 4).value == 8 and "2n-4" in packet_calls_lower(6, 4).source
+    assert packet_calls_upper(6, 1).value == 15 and packet_calls_upper(5, 8).value == 6
+
+
+def _search(n, p):
+    pytest.importorskip("pysat")
+    from pipegossip.model.algorithms.short_messages_search import calls_schedule, min_calls_sat
+    r = min_calls_sat(n, p, packet_calls_lower(n, p).value, _check(n, p).calls)
+    if r.calls:
+        v = validate(calls_schedule(n, p, r.calls))
+        assert v.valid and v.calls == r.optimum
+    return r
+
+
+def test_search_small():
+    r = _search(5, 3)  # 5 UNSAT, 6 SAT: the 2n-4 scheme fits p = 3; the protocol makes 7
+    assert r.optimum == 6 and [v for _, v, _ in r.steps] == ["SAT"]
+    assert _search(4, 2).optimum == 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n,p,optimum", [(6, 2, 9), (6, 3, 9), (6, 4, 8), (7, 4, 10),
+                                         (8, 2, 16)])
+def test_search_settles_c(n, p, optimum):
+    assert _search(n, p).optimum == optimum
