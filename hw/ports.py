@@ -180,3 +180,139 @@ def lane_names(direction: str | None = None) -> tuple[str, ...]:
 def group_fields(group: str) -> tuple[str, ...]:
     """The fields of a per-processor group (``"delivery"`` -> valid, source, session, word)."""
     return tuple(s.field for s in PORTS if s.group == group and s.field is not None)
+
+
+# ---------------------------------------------------------------------------
+# The schedule fabric's ports (pipegossip.hw.schedule.fabric.ScheduleFabric).
+# A second table in the same style: same PortSpec fields, but a width is a
+# function of the schedule fabric's size (n, word width, depth, slots).
+
+
+@dataclass(frozen=True)
+class ScheduleSize:
+    """The parameters that size every port of a schedule fabric.
+
+    Attributes
+    ----------
+    n : int
+        Nodes.
+    width : int
+        Word width in bits.
+    depth : int
+        Program-memory entries per node (the longest program).
+    slots : int
+        Store words per node (``n`` for one item per node).
+    """
+
+    n: int
+    width: int
+    depth: int
+    slots: int
+
+    @property
+    def node_bits(self) -> int:
+        return max(1, (self.n - 1).bit_length())
+
+    @property
+    def slot_bits(self) -> int:
+        return max(1, (self.slots - 1).bit_length())
+
+    @property
+    def addr_bits(self) -> int:
+        """Bits of a program address ``0 .. depth-1``."""
+        return max(1, (self.depth - 1).bit_length())
+
+    @property
+    def count_bits(self) -> int:
+        """Bits of a program length or cycle number ``0 .. depth`` (one more than an address)."""
+        return self.addr_bits + 1
+
+    @property
+    def entry_bits(self) -> int:
+        """Bits of one program entry (``EntryLayout`` of the compiler)."""
+        return 3 + 2 * self.slot_bits + self.node_bits
+
+
+@dataclass(frozen=True)
+class SchedulePortSpec(PortSpec):
+    """One port of :data:`SCHEDULE_PORTS`: as :class:`PortSpec`, ``width(size) -> bits``.
+
+    ``per_processor`` means one port per node (Verilog ``send__3__valid``).
+    """
+
+
+def _s(fn: Callable[[ScheduleSize], int]) -> Callable[[ScheduleSize], int]:
+    return fn
+
+
+#: The schedule fabric's table, in signature order. Latencies: docs/schedule-fabric.md.
+SCHEDULE_PORTS: tuple[SchedulePortSpec, ...] = (
+    SchedulePortSpec("start", IN, _s(lambda z: 1), False,
+                     "begin the loaded program (ignored while busy)"),
+    SchedulePortSpec("busy", OUT, _s(lambda z: 1), False,
+                     "high from the cycle after the start until the last exchange"),
+    SchedulePortSpec("done", OUT, _s(lambda z: 1), False,
+                     "high after the last exchange until the next start"),
+    SchedulePortSpec("cycle", OUT, _s(lambda z: z.count_bits), False,
+                     "program cycle t shown by the trace this clock cycle, else 0"),
+    SchedulePortSpec("length", OUT, _s(lambda z: z.count_bits), False,
+                     "the loaded program's length in cycles"),
+    SchedulePortSpec("load__valid", IN, _s(lambda z: 1), False,
+                     "a load write this cycle (taken at the rising edge; ignored while busy)"),
+    SchedulePortSpec("load__kind", IN, _s(lambda z: 2), False,
+                     "0 program entry, 1 item word, 2 header (length; clears held bits)"),
+    SchedulePortSpec("load__node", IN, _s(lambda z: z.node_bits), False,
+                     "the node written (program entry, item word)"),
+    SchedulePortSpec("load__addr", IN, _s(lambda z: max(z.addr_bits, z.slot_bits)), False,
+                     "program address or store slot"),
+    SchedulePortSpec("load__data", IN, _s(lambda z: max(z.entry_bits, z.width, z.count_bits)),
+                     False, "the entry, the word or the length"),
+    SchedulePortSpec("read__node", IN, _s(lambda z: z.node_bits), False,
+                     "node whose store is read"),
+    SchedulePortSpec("read__slot", IN, _s(lambda z: z.slot_bits), False, "slot read"),
+    SchedulePortSpec("read__word", OUT, _s(lambda z: z.width), False,
+                     "the slot's word, one cycle after node and slot (idle only)"),
+    SchedulePortSpec("read__held", OUT, _s(lambda z: 1), False,
+                     "the slot's held bit, one cycle after node and slot"),
+    SchedulePortSpec("read__acc", OUT, _s(lambda z: z.width), False,
+                     "the node's accumulator, one cycle after node"),
+    SchedulePortSpec("send__valid", OUT, _s(lambda z: 1), True, "the node sends this cycle"),
+    SchedulePortSpec("send__slot", OUT, _s(lambda z: z.slot_bits), True, "the slot it sends"),
+    SchedulePortSpec("send__word", OUT, _s(lambda z: z.width), True, "the word it sends"),
+    SchedulePortSpec("recv__valid", OUT, _s(lambda z: 1), True, "the node receives this cycle"),
+    SchedulePortSpec("recv__source", OUT, _s(lambda z: z.node_bits), True,
+                     "the node its input selects"),
+    SchedulePortSpec("recv__slot", OUT, _s(lambda z: z.slot_bits), True,
+                     "the slot it stores the word in"),
+    SchedulePortSpec("recv__word", OUT, _s(lambda z: z.width), True, "the word received"),
+)
+
+_SCHEDULE_BY_KEY = {p.key: p for p in SCHEDULE_PORTS}
+
+
+def schedule_port_spec(key: str) -> SchedulePortSpec:
+    """The :data:`SCHEDULE_PORTS` entry ``key`` (``"send__word"``)."""
+    try:
+        return _SCHEDULE_BY_KEY[key]
+    except KeyError:
+        raise KeyError(f"the schedule fabric has no port {key!r}") from None
+
+
+def schedule_ports(size: ScheduleSize) -> list[Port]:
+    """Every Verilog port of a schedule fabric of ``size``, in signature order."""
+    out: list[Port] = []
+    groups: dict[str, list[SchedulePortSpec]] = {}
+    for spec in SCHEDULE_PORTS:
+        groups.setdefault(spec.group, []).append(spec)
+    for members in groups.values():
+        if not members[0].per_processor:
+            out += [Port(s.key, s.direction, s.width(size), s.key) for s in members]
+            continue
+        for i in range(size.n):
+            out += [Port(s.verilog_name(i), s.direction, s.width(size), s.key, i)
+                    for s in members]
+    return out
+
+
+__all__ += ["ScheduleSize", "SchedulePortSpec", "SCHEDULE_PORTS", "schedule_port_spec",
+            "schedule_ports"]

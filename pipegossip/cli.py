@@ -55,6 +55,7 @@ COMMAND_MODULES = [
     "pipegossip.schedule_hw_cli",
     "pipegossip.prove_cli",
     "pipegossip.literature_cli",
+    "pipegossip.network_cli",
 ]
 
 

@@ -162,6 +162,11 @@ class HwRun:
     problems : list of str
         What the producer saw but could not record as a sample (x/z values,
         a port contradicting another); the judge lists each as a mismatch.
+    summary : dict or None
+        A fast-mode record (:mod:`pipegossip.sim.fast_mode`): the hardware
+        checker's summary of the run instead of per-cycle samples (which are
+        then empty, and every field is :attr:`missing`); the judge holds it
+        against the model with summary checks.
 
     Raises
     ------
@@ -178,6 +183,7 @@ class HwRun:
     extra: dict = field(default_factory=dict)
     origin: str = ""
     problems: list[str] = field(default_factory=list)
+    summary: dict | None = None
 
     def __post_init__(self) -> None:
         absent = [k for k in TRACE_FIELDS if k not in self.samples]
@@ -221,6 +227,8 @@ class HwRun:
         Without ``busy``: cycles up to the last one in which a processor was
         not idle.
         """
+        if self.summary is not None:
+            return int(self.summary["busy_cycles"])
         if "busy" in self.samples:
             return int(self.window("busy", 1, self.last_cycle).sum())
         acting = np.flatnonzero((self.window("action", 1, self.last_cycle) != IDLE).any(axis=1))
@@ -249,7 +257,7 @@ class HwRun:
     def to_json(self) -> dict:
         return dict(spec=asdict(self.spec), n=self.n, first_cycle=self.first_cycle,
                     ended=self.ended, wall_seconds=self.wall_seconds, extra=self.extra,
-                    origin=self.origin, problems=list(self.problems),
+                    origin=self.origin, problems=list(self.problems), summary=self.summary,
                     samples={k: v.tolist() for k, v in self.samples.items()})
 
     @classmethod
@@ -266,4 +274,112 @@ class HwRun:
                    samples=samples, ended=data["ended"],
                    wall_seconds=float(data.get("wall_seconds", 0.0)),
                    extra=dict(data.get("extra", {})), origin=data.get("origin", ""),
-                   problems=list(data.get("problems", [])))
+                   problems=list(data.get("problems", [])), summary=data.get("summary"))
+
+
+# ---------------------------------------------------------------------------
+# The schedule fabric's record: a sibling of HwRun in the same module.
+# (the FSM fabric's action/peer trace does not exist there: every node may
+# send and receive in the same cycle).
+
+
+def schedule_record_field(key: str) -> str:
+    """The :class:`ScheduleRun` field of schedule-port key ``key`` (``send__word`` -> ``send_word``)."""
+    return key.replace("__", "_")
+
+
+def _schedule_fields(per_node: bool) -> tuple[str, ...]:
+    from ..hw.ports import OUT, SCHEDULE_PORTS
+    return tuple(schedule_record_field(p.key) for p in SCHEDULE_PORTS
+                 if p.direction == OUT and p.per_processor == per_node
+                 and p.group not in ("read",))
+
+
+#: Per-cycle samples of the schedule fabric, one value each (busy, done, cycle, length).
+SCHEDULE_SCALAR_FIELDS = _schedule_fields(False)
+#: Per-cycle samples, one per node (send_valid, ..., recv_word).
+SCHEDULE_LANE_FIELDS = _schedule_fields(True)
+
+
+@dataclass
+class ScheduleRun:
+    """The samples of one schedule-fabric run and the stores read back after it.
+
+    Cycle 0 is the start cycle; program cycle t is exchanged in clock cycle
+    ``t + latency``.
+
+    Attributes
+    ----------
+    spec : RunSpec
+        ``word_seed`` (the tagged words loaded), ``max_cycles``, ``tail``.
+    n : int
+    name : str
+        Which schedule was loaded (its file or generator).
+    samples : dict of str to numpy.ndarray
+        :data:`SCHEDULE_SCALAR_FIELDS` ``(T,)`` and :data:`SCHEDULE_LANE_FIELDS`
+        ``(T, N)``, sample 0 = cycle 0.
+    store, held : list of list of int
+        ``[node][slot]`` read back through the read port after the run.
+    acc : list of int
+        Each node's accumulator after the run.
+    ended : str
+        ``"done"`` or ``"timeout"``.
+    latency : int
+        The fabric's ``LATENCY``.
+    load_cycles : int
+        Clock cycles spent loading (one write per cycle).
+    """
+
+    spec: RunSpec
+    n: int
+    name: str
+    samples: dict[str, np.ndarray]
+    store: list[list[int]]
+    held: list[list[int]]
+    acc: list[int]
+    ended: str
+    latency: int = 1
+    load_cycles: int = 0
+    wall_seconds: float = 0.0
+    origin: str = ""
+    problems: list[str] = field(default_factory=list)
+    first_cycle: int = 0
+
+    @property
+    def busy_cycles(self) -> int:
+        """Cycles in which ``busy`` was high (program length + latency)."""
+        return int(np.asarray(self.samples["busy"]).sum())
+
+    @property
+    def last_cycle(self) -> int:
+        return len(self.samples["busy"]) - 1
+
+    def lane(self, name: str) -> np.ndarray:
+        """``(T, N)`` samples of a per-node field."""
+        return np.asarray(self.samples[name])
+
+    def to_json(self) -> dict:
+        return dict(spec=asdict(self.spec), n=self.n, name=self.name, ended=self.ended,
+                    latency=self.latency, load_cycles=self.load_cycles,
+                    wall_seconds=self.wall_seconds, origin=self.origin,
+                    problems=list(self.problems), store=self.store, held=self.held,
+                    acc=self.acc,
+                    samples={k: np.asarray(v).tolist() for k, v in self.samples.items()})
+
+    @classmethod
+    def from_json(cls, data: dict) -> ScheduleRun:
+        n = int(data["n"])
+        samples = {}
+        for k, v in data["samples"].items():
+            arr = np.array(v, dtype=object) if k.endswith("_word") else np.asarray(v, np.int64)
+            samples[k] = arr.reshape(-1, n) if k in SCHEDULE_LANE_FIELDS else arr
+        return cls(spec=RunSpec(**data["spec"]), n=n, name=data.get("name", ""),
+                   samples=samples, store=data["store"], held=data["held"], acc=data["acc"],
+                   ended=data["ended"], latency=int(data.get("latency", 1)),
+                   load_cycles=int(data.get("load_cycles", 0)),
+                   wall_seconds=float(data.get("wall_seconds", 0.0)),
+                   origin=data.get("origin", ""), problems=list(data.get("problems", [])))
+
+
+__all__ += ["ScheduleRun", "SCHEDULE_SCALAR_FIELDS", "SCHEDULE_LANE_FIELDS",
+            "schedule_record_field"]

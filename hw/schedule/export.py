@@ -1,0 +1,35 @@
+"""Verilog export of a :class:`~.fabric.ScheduleFabric`."""
+
+from __future__ import annotations
+
+from amaranth.back import verilog
+
+from ... import __version__
+from ..export import check_module_name, plain_internal_names
+from .fabric import ScheduleFabric, schedule_size
+
+__all__ = ["schedule_verilog_text", "TOP"]
+
+#: The default top-module name.
+TOP = "pipegossip_schedule_fabric"
+
+
+def schedule_verilog_text(n: int, width: int = 8, depth: int = 64, slots: int | None = None,
+                          name: str = TOP) -> str:
+    """The Verilog of the schedule fabric of this size (byte-for-byte reproducible).
+
+    Ports are those of :data:`~pipegossip.hw.ports.SCHEDULE_PORTS` with nested
+    names joined by ``__`` (``send__3__word``, ``load__data``) plus ``clk`` and
+    the synchronous active-high ``rst``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad size or module name.
+    """
+    check_module_name(name)
+    size = schedule_size(n, width, depth, slots)
+    fabric = ScheduleFabric(size.n, size.width, size.depth, size.slots)
+    text = plain_internal_names(verilog.convert(fabric, name=name, emit_src=False))
+    return (f"// pipegossip {__version__} schedule fabric\n"
+            f"// n={size.n} width={size.width} depth={size.depth} slots={size.slots}\n" + text)

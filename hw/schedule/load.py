@@ -1,0 +1,52 @@
+"""What a driver writes through the schedule fabric's load port, and the words it loads.
+
+Both producers of a schedule-fabric trace (the Amaranth-simulator run and the
+cocotb testbench) load a program with :func:`load_writes`; the judge derives
+the expected words from :func:`slot_words`, so driver and judge agree on the
+words by construction (the one tagged-word scheme, :mod:`pipegossip.hw.words`).
+"""
+
+from __future__ import annotations
+
+from ...model.schedules.program import Program, question_word
+from ..words import seeded_word
+from .fabric import LoadKind
+
+__all__ = ["slot_words", "load_writes", "Write"]
+
+#: One load-port write: ``(kind, node, addr, data)``.
+Write = tuple[int, int, int, int]
+
+
+def slot_words(program: Program, seed: int = 0) -> list[int]:
+    """The word of every store slot: item ``s*n + v`` is node v's tagged word of session s.
+
+    The question slot of a polling program holds :func:`question_word`;
+    spare slots hold 0.
+    """
+    h = program.items
+    out = [0] * program.slots
+    for slot in range(program.slots):
+        owner = program.slot_owner(slot)
+        if owner is not None:
+            out[slot] = seeded_word(seed, owner[0], owner[1], h, program.width)
+    q = program.question_slot()
+    if q is not None:
+        out[q] = question_word(program.width)
+    return out
+
+
+def load_writes(program: Program, seed: int = 0) -> list[Write]:
+    """The writes that load ``program``: the header, every node's items, every entry.
+
+    One write per clock cycle; ``len(result)`` cycles in all.
+    """
+    words = slot_words(program, seed)
+    out: list[Write] = [(int(LoadKind.HEADER), 0, 0, program.cycles)]
+    for v in range(program.n):
+        out += [(int(LoadKind.ITEM), v, x, words[x])
+                for x in range(program.slots) if program.initial[v, x]]
+    entries = program.entries()
+    for v in range(program.n):
+        out += [(int(LoadKind.PROGRAM), v, c, int(entries[v, c])) for c in range(program.cycles)]
+    return out

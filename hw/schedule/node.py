@@ -1,0 +1,199 @@
+"""One node of the schedule fabric: item store, held bits, accumulator, program memory."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ...model.schedules.program import EntryLayout
+from ..params import check_int, refusing
+
+__all__ = ["ScheduleNode", "select_by"]
+
+
+class ScheduleNode(wiring.Component):
+    """A node: ``slots`` item words, a held bit each, an accumulator and ``depth`` program entries.
+
+    The node runs a two-stage pipeline behind its program fetch (all nodes of
+    a fabric in lockstep, addresses from the fabric):
+
+    * **fetch** (cycle f): ``fetch_en`` high, ``fetch_addr`` = entry address;
+    * **read** (f+1): the entry is out of the program memory; its send slot
+      addresses the store;
+    * **exchange** (f+2): the slot's word is on ``out_word``; ``select``
+      picks the entry's source at the crossbar; the word on ``in_word`` is
+      written to the entry's receive slot (held bit set, and added into the
+      accumulator when the entry says combine) at the rising edge ending the
+      cycle. The store's read port is transparent for its write port, so a
+      word received in exchange cycle t can be sent in exchange cycle t+1.
+
+    Parameters
+    ----------
+    n : int
+        Nodes of the fabric (sizes ``select`` and the source field).
+    width : int
+        Word width.
+    depth : int
+        Program entries.
+    slots : int
+        Store words.
+
+    Attributes
+    ----------
+    fetch_en : In(1)
+        Fetch the entry at ``fetch_addr`` this cycle.
+    fetch_addr : In(ceil(log2 depth))
+    clear : In(1)
+        Clear every held bit and the accumulator at this edge.
+    prog_we, prog_addr, prog_data : In
+        Program write (taken at the edge; latency 1 to a fetch of it).
+    item_we, item_slot, item_data : In
+        Store write with held bit set (loading; never while running).
+    rd_slot : In(SW)
+        Read-back slot while idle; ``rd_word`` and ``rd_held`` follow one cycle later.
+    in_word : In(width)
+        The crossbar's output for this node (exchange stage).
+    select : Out(n)
+        One-hot source select for the crossbar, 0 when not receiving (registered).
+    out_word : Out(width)
+        The word the node offers (exchange stage; the read-back word when idle).
+    rd_word, rd_held : Out
+        Read-back, latency 1.
+    acc : Out(width)
+        The accumulator (registered).
+    send_valid, send_slot, recv_valid, recv_source, recv_slot : Out
+        The exchange stage's trace (latency 0 within the exchange cycle).
+    """
+
+    def __init__(self, n: int, width: int, depth: int, slots: int):
+        with refusing(self):
+            check_int("ScheduleNode", "n", n, 2)
+            check_int("ScheduleNode", "width", width, 1)
+            check_int("ScheduleNode", "depth", depth, 1)
+            check_int("ScheduleNode", "slots", slots, 1)
+        self._n, self._width, self._depth, self._slots = n, width, depth, slots
+        self.layout = EntryLayout(n, slots)
+        aw = max(1, (depth - 1).bit_length())
+        sw, pw = self.layout.slot_bits, self.layout.node_bits
+        super().__init__({
+            "fetch_en": In(1), "fetch_addr": In(aw), "clear": In(1),
+            "prog_we": In(1), "prog_addr": In(aw), "prog_data": In(self.layout.width),
+            "item_we": In(1), "item_slot": In(sw), "item_data": In(width),
+            "rd_slot": In(sw), "in_word": In(width),
+            "select": Out(n), "out_word": Out(width),
+            "rd_word": Out(width), "rd_held": Out(1), "acc": Out(width),
+            "send_valid": Out(1), "send_slot": Out(sw),
+            "recv_valid": Out(1), "recv_source": Out(pw), "recv_slot": Out(sw),
+        })
+
+    def _field(self, entry: Signal, name: str):
+        lay = self.layout
+        width = dict(lay.fields)[name]
+        return entry[lay.offset(name):lay.offset(name) + width]
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        n, slots = self._n, self._slots
+        lay = self.layout
+        sw, pw = lay.slot_bits, lay.node_bits
+
+        prog = m.submodules.prog = Memory(shape=lay.width, depth=self._depth, init=[])
+        pwr = prog.write_port()
+        prd = prog.read_port()
+        m.d.comb += [pwr.en.eq(self.prog_we), pwr.addr.eq(self.prog_addr),
+                     pwr.data.eq(self.prog_data), prd.addr.eq(self.fetch_addr)]
+
+        store = m.submodules.store = Memory(shape=self._width, depth=slots, init=[])
+        swr = store.write_port()
+        srd = store.read_port(transparent_for=(swr,))
+
+        # read stage
+        r_valid = Signal()
+        m.d.sync += r_valid.eq(self.fetch_en)
+        entry = prd.data
+        m.d.comb += srd.addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
+
+        # exchange stage registers
+        x_send = Signal()
+        x_recv = Signal()
+        x_comb = Signal()
+        x_slot = Signal(sw)
+        x_rslot = Signal(sw)
+        x_src = Signal(pw)
+        onehot = Signal(n)
+        recv = r_valid & self._field(entry, "recv")
+        source = self._field(entry, "source")
+        m.d.sync += [
+            x_send.eq(r_valid & self._field(entry, "send")),
+            x_recv.eq(recv),
+            x_comb.eq(recv & self._field(entry, "combine")),
+            x_slot.eq(self._field(entry, "send_slot")),
+            x_rslot.eq(self._field(entry, "recv_slot")),
+            x_src.eq(source),
+            # decoded here, a cycle early, so the crossbar sees flip-flops
+            onehot.eq(Mux(recv, _decode(m, source, n), 0)),
+        ]
+        m.d.comb += [
+            self.select.eq(onehot),
+            self.out_word.eq(srd.data),
+            self.rd_word.eq(srd.data),
+            self.send_valid.eq(x_send),
+            self.send_slot.eq(x_slot),
+            self.recv_valid.eq(x_recv),
+            self.recv_source.eq(x_src),
+            self.recv_slot.eq(x_rslot),
+        ]
+
+        # One store write port: receptions while running, item loads while idle.
+        m.d.comb += [
+            swr.en.eq(x_recv | self.item_we),
+            swr.addr.eq(Mux(x_recv, x_rslot, self.item_slot)),
+            swr.data.eq(Mux(x_recv, self.in_word, self.item_data)),
+        ]
+        held = Signal(slots)
+        acc = Signal(self._width)
+        rd_held = Signal()
+        m.d.comb += [self.acc.eq(acc), self.rd_held.eq(rd_held)]
+        m.d.sync += rd_held.eq(select_by(m, self.rd_slot, [held[k] for k in range(slots)], 1))
+        with m.If(self.clear):
+            m.d.sync += [held.eq(0), acc.eq(0)]
+        with m.Elif(swr.en):
+            m.d.sync += held.eq(held | _decode(m, swr.addr, slots))
+            with m.If(x_comb):
+                # wrapping add: the documented associative combine operator
+                m.d.sync += acc.eq(acc + self.in_word)
+        return m
+
+
+def _decode(m: Module, value: Value, count: int) -> Signal:
+    """One-hot of ``value`` over ``count`` bits, as a case statement.
+
+    ``1 << value`` or ``value == k`` would do too, but Amaranth emits their
+    constants at minimal width, which Verilator's WIDTH lint flags.
+    """
+    out = Signal(count)
+    with m.Switch(value):
+        for k in range(count):
+            with m.Case(k):
+                m.d.comb += out.eq(1 << k)
+        with m.Default():  # a complete case: Verilator's CASEINCOMPLETE lint
+            m.d.comb += out.eq(0)
+    return out
+
+
+def select_by(m: Module, index: Value, values, width: int, name: str = "sel") -> Signal:
+    """``values[index]`` (0 when out of range) as a complete case statement.
+
+    Amaranth's ``Array`` indexing emits a case without a default for a count
+    that is not a power of two, which Verilator's CASEINCOMPLETE lint flags.
+    """
+    out = Signal(width, name=name)
+    with m.Switch(index):
+        for k, v in enumerate(values):
+            with m.Case(k):
+                m.d.comb += out.eq(v)
+        with m.Default():
+            m.d.comb += out.eq(0)
+    return out

@@ -1,0 +1,120 @@
+"""Sub-commands of the schedule fabric: ``verilog-schedule`` and ``cosim-schedule``.
+
+The work is done by :func:`write_verilog` and :func:`cosim_files`, so that
+``verilog --fabric schedule`` and ``cosim --schedule`` can call them as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .files import atomic_write
+from .options import positive_int, progress_printer, word_width
+
+__all__ = ["register", "write_verilog", "cosim_files", "cosim_text"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "verilog-schedule", help="write the Verilog of the schedule-driven fabric",
+        description="One fabric per (N, width, depth) runs any schedule loaded at run time "
+        "(docs/schedule-fabric.md).")
+    p.add_argument("--n", type=positive_int, required=True, help="nodes (>= 2)")
+    p.add_argument("--width", type=word_width, default=8, help="word width; default 8")
+    p.add_argument("--depth", type=positive_int, default=64,
+                   help="program entries per node (the longest program); default 64")
+    p.add_argument("--slots", type=positive_int, default=None,
+                   help="store words per node; default N (one item per node)")
+    p.add_argument("-o", "--output", default="-", metavar="FILE", help="default stdout")
+    p.set_defaults(func=cmd_verilog)
+
+    p = sub.add_parser(
+        "cosim-schedule", help="run schedule files on the schedule fabric (Verilator) and judge",
+        description="Compiles every schedule to per-node programs, builds the fabric once per "
+        "size (N, width, depth), loads and runs each schedule on that build and judges the "
+        "trace, final stores and reductions. Exit 0: all match; 1: a mismatch; 2: bad input.")
+    p.add_argument("files", nargs="+", metavar="FILE.json")
+    p.add_argument("--width", type=word_width, default=8, help="word width; default 8")
+    p.add_argument("--depth", type=positive_int, default=None,
+                   help="program depth of the build; default the longest program of each N "
+                   "rounded up to a power of two")
+    p.add_argument("--seed", type=int, default=0, help="word seed; default 0")
+    p.add_argument("--simulator", choices=("verilator", "amaranth"), default="verilator")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=cmd_cosim)
+
+
+def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
+                  slots: int | None = None) -> None:
+    """Write the schedule fabric's Verilog to ``output`` (``-``: stdout)."""
+    from .hw.schedule.export import schedule_verilog_text
+    from .model.errors import ConfigError
+    try:
+        text = schedule_verilog_text(n, width, depth, slots)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(str(e)) from None
+    atomic_write(output, text)
+
+
+def cmd_verilog(args: argparse.Namespace) -> int:
+    write_verilog(args.output, args.n, args.width, args.depth, args.slots)
+    return 0
+
+
+def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
+                seed: int = 0, simulator: str = "verilator", progress=None):
+    """Load, check and co-simulate schedule files; returns the :class:`CosimReport`.
+
+    Raises
+    ------
+    FormatError
+        A file cannot be read or breaks a schedule rule (bad input).
+    ProgramError
+        A schedule does not fit the depth asked for.
+    """
+    from .model.schedules.ir import load
+    from .model.schedules.validate import check
+    from .sim.schedule_cosim import cosim_schedules
+    schedules = []
+    for f in files:
+        s = load(f)
+        check(s)
+        schedules.append((str(f), s))
+    return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
+                           simulator=simulator, progress=progress)
+
+
+def cosim_text(report) -> str:
+    """One line per schedule and a summary with the build count."""
+    lines = []
+    for r in report.results:
+        p, v = r.program, r.verdict
+        lines.append(f"{r.name}: {'MATCH' if v.match else 'MISMATCH'} n={p.n} R={p.rounds} "
+                     f"cycles={p.cycles} (+{r.record.latency} latency) "
+                     f"load={r.record.load_cycles} cycles")
+        if not v.match:
+            lines += ["  " + x for x in v.report().splitlines()[1:]]
+    made = report.builds_made
+    lines.append(f"{len(report.results)} schedule(s), "
+                 f"{sum(r.verdict.match for r in report.results)} match; "
+                 f"{len(report.builds)} build(s) used, {made} compiled now")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_cosim(args: argparse.Namespace) -> int:
+    from .sim.judge_schedule import schedule_verdict_json
+    report = cosim_files(args.files, width=args.width, depth=args.depth, seed=args.seed,
+                         simulator=args.simulator,
+                         progress=progress_printer("pipegossip cosim-schedule", args.quiet))
+    if args.format == "json":
+        out = dict(match=report.match, builds=len(report.builds),
+                   builds_compiled=report.builds_made,
+                   results=[schedule_verdict_json(r.verdict) for r in report.results])
+        sys.stdout.write(json.dumps(out) + "\n")
+    else:
+        sys.stdout.write(cosim_text(report))
+    return 0 if report.match else 1

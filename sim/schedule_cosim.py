@@ -1,0 +1,362 @@
+"""Run schedules on the schedule fabric: one build per size, many schedules per build.
+
+* :func:`run_programs_amaranth` loads and runs programs in Amaranth's simulator
+  (no Verilog; the unit tests' producer);
+* :func:`build_schedule_fabric` compiles the fabric's Verilog for Verilator into
+  the content-addressed build cache (:mod:`.build_cache`, the same cache,
+  locks, scratch folders and run-time library as :mod:`.runner`), keyed by
+  the Verilog text, so one size is built once and then reused;
+* :func:`run_schedule_build` runs the cocotb testbench
+  (:mod:`.schedule_testbench`) on one build with a list of programs, loading
+  each through the load port in turn: one simulator process, one build,
+  any number of schedules;
+* :func:`cosim_schedules` groups schedules by size, builds each size once,
+  runs and judges (:func:`.judge_schedule.judge_schedule`) them all, and
+  reports how many builds it made.
+
+Every producer loads with :func:`pipegossip.hw.schedule.load.load_writes`
+and samples every output of :data:`~pipegossip.hw.ports.SCHEDULE_PORTS`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..files import atomic_write
+from ..hw.ports import SCHEDULE_PORTS, ScheduleSize
+from ..hw.schedule.fabric import LATENCY, ScheduleFabric
+from ..hw.schedule.load import load_writes
+from ..model.schedules.ir import Schedule
+from ..model.schedules.program import Program, compile_schedule
+from . import build_cache, verilator_runtime
+from .paths import build_root
+from .record import (SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, RunSpec, ScheduleRun,
+                     schedule_record_field)
+from .runner import CosimError
+from .scratch import scratch, sweep
+from .simulators import DEFAULT_RECIPE, Recipe, build_verilator, run_simulator
+from .toolchain import ToolchainError, use_verilator
+from .verdict import Verdict
+
+__all__ = ["JOB_ENV", "ScheduleJob", "ScheduleBuild", "ScheduleResult", "size_for",
+           "run_programs_amaranth", "build_schedule_fabric", "run_schedule_build",
+           "cosim_schedules", "TOP"]
+
+#: The testbench finds its job file through this variable.
+JOB_ENV = "PIPEGOSSIP_SCHEDULE_JOB"
+#: The Verilog top module of a schedule-fabric build.
+TOP = "pipegossip_schedule_fabric"
+#: Cycles sampled after ``done`` rose.
+TAIL = 2
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ScheduleJob:
+    """What the cocotb testbench runs: a size and, per schedule, its load writes."""
+
+    size: dict
+    runs: list[dict]
+    result_path: str
+
+    def write(self, path: Path) -> None:
+        atomic_write(path, json.dumps(asdict(self)))
+
+    @classmethod
+    def read(cls, path) -> ScheduleJob:
+        return cls(**json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def _job_run(name: str, program: Program, seed: int) -> dict:
+    return dict(name=name, writes=load_writes(program, seed), word_seed=seed,
+                max_cycles=program.cycles + LATENCY + 8, tail=TAIL)
+
+
+def size_for(programs: Sequence[Program]) -> ScheduleSize:
+    """The fabric size that runs every one of ``programs`` (same n and width)."""
+    p0 = programs[0]
+    return ScheduleSize(p0.n, p0.width, max(p.depth for p in programs),
+                        max(p.slots for p in programs))
+
+
+# ------------------------------------------------------------------ Amaranth simulator
+def run_programs_amaranth(programs: Sequence[Program], size: ScheduleSize | None = None,
+                          seed: int = 0, names: Sequence[str] | None = None) -> list[ScheduleRun]:
+    """Load and run ``programs`` one after another on one simulated fabric.
+
+    Parameters
+    ----------
+    size : ScheduleSize, optional
+        Default :func:`size_for` the programs.
+    """
+    from amaranth.sim import Simulator
+
+    size = size or size_for(programs)
+    dut = ScheduleFabric(size.n, size.width, size.depth, size.slots)
+    jobs = [_job_run(names[i] if names else p.slug, p, seed) for i, p in enumerate(programs)]
+    results: list[ScheduleRun] = []
+
+    def handle(key: str, i: int | None = None):
+        spec = next(s for s in SCHEDULE_PORTS if s.key == key)
+        g = getattr(dut, spec.group)
+        if i is not None:
+            g = g[i]
+        return g if spec.field is None else getattr(g, spec.field)
+
+    outs = {schedule_record_field(k): handle(k) for k in ("busy", "done", "cycle", "length")}
+    lanes = {f: [handle(f.replace("_", "__", 1), i) for i in range(size.n)]
+             for f in SCHEDULE_LANE_FIELDS}
+
+    async def bench(ctx) -> None:
+        for job in jobs:
+            t0 = time.perf_counter()
+            for kind, node, addr, data in job["writes"]:
+                ctx.set(dut.load.valid, 1)
+                ctx.set(dut.load.kind, kind)
+                ctx.set(dut.load.node, node)
+                ctx.set(dut.load.addr, addr)
+                ctx.set(dut.load.data, data)
+                await ctx.tick()
+            ctx.set(dut.load.valid, 0)
+            rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
+            ctx.set(dut.start, 1)
+            ended, done_at, k = "timeout", None, 0
+            while True:
+                for f, s in outs.items():
+                    rows[f].append(ctx.get(s))
+                for f, sigs in lanes.items():
+                    rows[f].append([ctx.get(s) for s in sigs])
+                if done_at is None and k > 0 and rows["done"][-1]:
+                    done_at = k
+                if done_at is not None and k - done_at + 1 >= job["tail"]:
+                    ended = "done"
+                    break
+                if k >= job["max_cycles"]:
+                    break
+                await ctx.tick()
+                ctx.set(dut.start, 0)
+                k += 1
+            store, held, acc = await _read_back_amaranth(ctx, dut, size)
+            results.append(_record(job, size, rows, store, held, acc, ended,
+                                   time.perf_counter() - t0, "Amaranth simulator"))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return results
+
+
+async def _read_back_amaranth(ctx, dut, size: ScheduleSize):
+    store = [[0] * size.slots for _ in range(size.n)]
+    held = [[0] * size.slots for _ in range(size.n)]
+    acc = [0] * size.n
+    for v in range(size.n):
+        for x in range(size.slots):
+            ctx.set(dut.read.node, v)
+            ctx.set(dut.read.slot, x)
+            await ctx.tick()  # latency 1: the answer is there after the edge
+            store[v][x] = ctx.get(dut.read.word)
+            held[v][x] = ctx.get(dut.read.held)
+            acc[v] = ctx.get(dut.read.acc)
+    return store, held, acc
+
+
+def _record(job: dict, size: ScheduleSize, rows: dict, store, held, acc, ended: str,
+            wall: float, origin: str) -> ScheduleRun:
+    samples = {}
+    for f, v in rows.items():
+        arr = np.array(v, dtype=object if f.endswith("_word") else np.int64)
+        samples[f] = arr.reshape(len(v), size.n) if f in SCHEDULE_LANE_FIELDS else arr
+    return ScheduleRun(spec=RunSpec(word_seed=job["word_seed"], tail=job["tail"],
+                                    max_cycles=job["max_cycles"], idle=0),
+                       n=size.n, name=job["name"], samples=samples, store=store, held=held,
+                       acc=acc, ended=ended, latency=LATENCY, load_cycles=len(job["writes"]),
+                       wall_seconds=wall, origin=origin)
+
+
+# ------------------------------------------------------------------ Verilator through cocotb
+@dataclass
+class ScheduleBuild:
+    """A compiled simulation of one schedule-fabric size.
+
+    ``reused`` is True when the cache already held it; ``seconds`` is the
+    build's wall time (0 when reused).
+    """
+
+    size: ScheduleSize
+    directory: Path
+    reused: bool
+    seconds: float
+
+
+def _vlt() -> str:
+    """A Verilator control file making the schedule fabric's ports visible (and nothing else)."""
+    groups = dict.fromkeys(spec.group for spec in SCHEDULE_PORTS)
+    pats = ["clk", "rst"] + [g if g in ("start", "busy", "done", "cycle", "length")
+                             else f"{g}__*" for g in groups]
+    return "`verilator_config\n" + "".join(
+        f'public_flat_rw -module "{TOP}" -var "{p}"\n' for p in pats)
+
+
+def _slug(size: ScheduleSize) -> str:
+    return f"sched-n{size.n}-w{size.width}-d{size.depth}-s{size.slots}"
+
+
+def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
+                          progress: Progress | None = None,
+                          recipe: Recipe = DEFAULT_RECIPE) -> ScheduleBuild:
+    """Compile the fabric of ``size`` for Verilator, or reuse the cached build.
+
+    Raises
+    ------
+    CosimError
+        The toolchain failed.
+    """
+    from ..hw.schedule.export import schedule_verilog_text
+
+    say = progress or (lambda msg: None)
+    root = build_root() if root is None else Path(root)
+    verilog = schedule_verilog_text(size.n, size.width, size.depth, size.slots, name=TOP)
+    key = build_cache.build_key(verilog, dict(simulator="verilator", trace=None,
+                                              recipe=asdict(recipe), fabric="schedule"))
+    directory = root / f"{_slug(size)}-{key}"
+    sweep(root, legacy=True)
+    if build_cache.is_valid(directory, key):
+        say(f"reusing build {directory}")
+        return ScheduleBuild(size, directory, True, 0.0)
+    root.mkdir(parents=True, exist_ok=True)
+    with build_cache.entry_lock(root, directory.name,
+                                on_wait=lambda: say(f"waiting for another build of {directory}")):
+        if build_cache.is_valid(directory, key):
+            return ScheduleBuild(size, directory, True, 0.0)
+        with scratch(root, directory.name) as tmp:
+            t0 = time.monotonic()
+            say(f"building the schedule fabric {_slug(size)} with Verilator in {directory} ...")
+            try:
+                use_verilator()
+                runtime = verilator_runtime.cached(None)
+                sources = [atomic_write(tmp / "ports.vlt", _vlt()) if recipe.public == "ports"
+                           else None, atomic_write(tmp / f"{TOP}.v", verilog)]
+                build_verilator(top=TOP, sources=[s for s in sources if s], build_dir=tmp,
+                                log=tmp / "build.log", trace=None, recipe=recipe,
+                                runtime=runtime)
+                if runtime is None:
+                    verilator_runtime.store(tmp, None)
+            except (ToolchainError, RuntimeError, SystemExit, OSError) as e:
+                raise CosimError(f"Verilator build of {_slug(size)} failed ({e})") from None
+            seconds = time.monotonic() - t0
+            build_cache.stamp(tmp, key, dict(size=asdict(size), seconds=round(seconds, 3),
+                                             versions=build_cache.versions()))
+            build_cache.publish(tmp, directory)
+    say(f"built in {seconds:.1f}s")
+    return ScheduleBuild(size, directory, False, seconds)
+
+
+def run_schedule_build(b: ScheduleBuild, programs: Sequence[Program], *, seed: int = 0,
+                       names: Sequence[str] | None = None) -> list[ScheduleRun]:
+    """Load and run every program, in one simulator process, on build ``b``."""
+    runs_dir = b.directory / "runs"
+    runs_dir.mkdir(exist_ok=True)
+    sweep(runs_dir)
+    with scratch(runs_dir, "run") as work:
+        result = work / "result.json"
+        job = ScheduleJob(size=asdict(b.size), result_path=str(result),
+                          runs=[_job_run(names[i] if names else p.slug, p, seed)
+                                for i, p in enumerate(programs)])
+        job.write(work / "job.json")
+        try:
+            use_verilator()
+            run_simulator("verilator", top=TOP, test_module="pipegossip.sim.schedule_testbench",
+                          build_dir=b.directory, work=work,
+                          env={JOB_ENV: str(work / "job.json")}, log=work / "sim.log")
+            if not result.is_file():
+                raise CosimError("the testbench left no result")
+        except (ToolchainError, CosimError, RuntimeError, SystemExit, OSError) as e:
+            log = work / "sim.log"
+            tail = log.read_text(errors="replace").splitlines()[-25:] if log.is_file() else []
+            raise CosimError(f"simulation of {_slug(b.size)} failed ({e}):\n"
+                             + "\n".join(tail)) from None
+        return [ScheduleRun.from_json(d) for d in json.loads(result.read_text(encoding="utf-8"))]
+
+
+@dataclass
+class ScheduleResult:
+    """One schedule's outcome: its name, program, record and verdict."""
+
+    name: str
+    program: Program
+    record: ScheduleRun
+    verdict: Verdict
+
+
+@dataclass
+class CosimReport:
+    """Everything :func:`cosim_schedules` did: results and the builds it used."""
+
+    results: list[ScheduleResult] = field(default_factory=list)
+    builds: list[ScheduleBuild] = field(default_factory=list)
+
+    @property
+    def match(self) -> bool:
+        return all(r.verdict.match for r in self.results)
+
+    @property
+    def builds_made(self) -> int:
+        """Verilator builds compiled (not reused from the cache)."""
+        return sum(not b.reused for b in self.builds)
+
+
+def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
+                    depth: int | None = None, seed: int = 0, simulator: str = "verilator",
+                    root: Path | None = None, progress: Progress | None = None) -> CosimReport:
+    """Compile, build once per size, run and judge every schedule.
+
+    Parameters
+    ----------
+    schedules : sequence of (name, Schedule)
+    depth : int, optional
+        Program depth of every build; default: the longest program of each
+        n, rounded up to a power of two (so similar sets share builds).
+    simulator : {"verilator", "amaranth"}
+        ``amaranth`` runs in Amaranth's simulator (no build).
+
+    Raises
+    ------
+    ProgramError
+        A schedule does not fit ``depth``.
+    CosimError
+        The toolchain failed.
+    """
+    from .judge_schedule import judge_schedule
+
+    by_n: dict[int, list[tuple[str, Program]]] = {}
+    for name, s in schedules:
+        p = compile_schedule(s, width=width, depth=depth)
+        by_n.setdefault(s.n, []).append((name, p))
+    report = CosimReport()
+    for n, items in by_n.items():
+        d = depth or 1 << (max(p.cycles for _, p in items) - 1).bit_length()
+        programs = [compile_schedule(p.schedule, width=width, depth=d,
+                                     slots=max(q.slots for _, q in items)) for _, p in items]
+        names = [name for name, _ in items]
+        size = size_for(programs)
+        if simulator == "amaranth":
+            records = run_programs_amaranth(programs, size, seed, names)
+        else:
+            b = build_schedule_fabric(size, root=root, progress=progress)
+            report.builds.append(b)
+            records = run_schedule_build(b, programs, seed=seed, names=names)
+        for name, p, r in zip(names, programs, records):
+            report.results.append(ScheduleResult(name, p, r, judge_schedule(p, r)))
+    return report
+
+
+__all__ += ["CosimReport"]

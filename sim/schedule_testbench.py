@@ -1,0 +1,132 @@
+"""cocotb testbench of the schedule fabric: load, run, read back, for every job entry.
+
+Runs inside the simulator (``COCOTB_TEST_MODULES``); the runner
+(:func:`pipegossip.sim.schedule_cosim.run_schedule_build`) names a
+:class:`~pipegossip.sim.schedule_cosim.ScheduleJob` in the environment
+variable ``PIPEGOSSIP_SCHEDULE_JOB``. After one reset, for every entry it
+
+* drives the entry's load writes, one per clock cycle, on the load port;
+* pulses ``start`` and samples every output after ``ReadOnly()`` in every
+  cycle from the start cycle (cycle 0) until ``TAIL`` cycles after ``done``
+  (or a cycle budget);
+* reads every node's store, held bits and accumulator back through the read
+  port (latency 1);
+
+and writes one :class:`~pipegossip.sim.record.ScheduleRun` per entry. It
+judges nothing (:mod:`pipegossip.sim.judge_schedule` does, afterwards).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+
+from ..hw.ports import SCHEDULE_PORTS
+from ..hw.schedule.fabric import LATENCY
+from .record import SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, schedule_record_field
+
+__all__ = ["schedule_runs"]
+
+CLOCK_NS = 10
+
+
+def _handles(dut, n: int):
+    scalars, lanes = {}, {}
+    for spec in SCHEDULE_PORTS:
+        f = schedule_record_field(spec.key)
+        if f in SCHEDULE_SCALAR_FIELDS:
+            scalars[f] = dut[spec.key]
+        elif f in SCHEDULE_LANE_FIELDS:
+            lanes[f] = [dut[spec.verilog_name(i)] for i in range(n)]
+    return scalars, lanes
+
+
+@cocotb.test()
+async def schedule_runs(dut) -> None:
+    """Run every entry of the job on this one build and write the records."""
+    from .schedule_cosim import JOB_ENV, ScheduleJob, _record  # noqa: PLC0415
+    from ..hw.ports import ScheduleSize  # noqa: PLC0415
+
+    job = ScheduleJob.read(os.environ[JOB_ENV])
+    size = ScheduleSize(**job.size)
+    n = size.n
+    clk = dut["clk"]
+    Clock(clk, CLOCK_NS, unit="ns").start()
+    load = {f: dut[f"load__{f}"] for f in ("valid", "kind", "node", "addr", "data")}
+    read = {f: dut[f"read__{f}"] for f in ("node", "slot", "word", "held", "acc")}
+    start = dut["start"]
+    scalars, lanes = _handles(dut, n)
+    for h in list(load.values()) + [start, read["node"], read["slot"]]:
+        h.value = 0
+    dut["rst"].value = 1
+    for _ in range(2):
+        await RisingEdge(clk)
+    dut["rst"].value = 0
+    results = []
+    for run in job.runs:
+        t0 = time.perf_counter()
+        load["valid"].value = 1
+        for kind, node, addr, data in run["writes"]:
+            load["kind"].value = kind
+            load["node"].value = node
+            load["addr"].value = addr
+            load["data"].value = data
+            await RisingEdge(clk)
+        load["valid"].value = 0
+        start.value = 1
+        rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
+        problems: list[str] = []
+        ended, done_at, k = "timeout", None, 0
+        while True:
+            await ReadOnly()
+            for f, h in scalars.items():
+                rows[f].append(_int(h, f, k, problems))
+            for f, hs in lanes.items():
+                rows[f].append([_int(h, f, k, problems) for h in hs])
+            if done_at is None and k > 0 and rows["done"][-1]:
+                done_at = k
+            if done_at is not None and k - done_at + 1 >= run["tail"]:
+                ended = "done"
+                break
+            if k >= run["max_cycles"]:
+                break
+            await RisingEdge(clk)
+            start.value = 0
+            k += 1
+        await RisingEdge(clk)
+        start.value = 0
+        store = [[0] * size.slots for _ in range(n)]
+        held = [[0] * size.slots for _ in range(n)]
+        acc = [0] * n
+        for v in range(n):
+            for x in range(size.slots):
+                read["node"].value = v
+                read["slot"].value = x
+                await RisingEdge(clk)
+                await ReadOnly()  # latency 1: the answer is there after the edge
+                store[v][x] = _int(read["word"], "read_word", None, problems)
+                held[v][x] = _int(read["held"], "read_held", None, problems)
+                acc[v] = _int(read["acc"], "read_acc", None, problems)
+                await FallingEdge(clk)  # leave the read-only phase before driving again
+        rec = _record(run, size, rows, store, held, acc, ended, time.perf_counter() - t0,
+                      f"cocotb {cocotb.SIM_NAME}")
+        rec.problems = problems
+        results.append(rec.to_json())
+        dut._log.info("%s: %s after %d samples (latency %d)", run["name"], ended, k + 1, LATENCY)
+    tmp = job.result_path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(results, f)
+    os.replace(tmp, job.result_path)
+
+
+def _int(handle, name: str, cycle, problems: list[str]) -> int:
+    value = handle.value
+    if not value.is_resolvable:
+        problems.append(f"{name} is {value} at cycle {cycle}")
+        return 0
+    return int(value)
