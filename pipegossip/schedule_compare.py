@@ -18,7 +18,7 @@ __all__ = ["TABLE_ALGORITHMS", "comparison_rows", "bench_case", "estimate_bytes"
 
 
 def _algorithms() -> dict[str, Callable[[int], Schedule]]:
-    from ..algorithms.limits import cyclic_shift, one_factor, recursive_doubling
+    from .model.algorithms.limits import cyclic_shift, one_factor, recursive_doubling
     return {
         "pipelined": lambda n: schedule_of_config(RunConfig.family(n, "pipelined")),
         "identity+alg2": lambda n: schedule_of_config(
@@ -82,7 +82,7 @@ def bench_case(name: str, n: int) -> dict:
     Timing and tracing are separate passes: tracemalloc slows allocation-heavy
     code, so traced times would overstate the cost.
     """
-    from ..algorithms.limits import cyclic_shift, one_factor
+    from .model.algorithms.limits import cyclic_shift, one_factor
     gen = {"one-factor": one_factor, "cyclic-shift": cyclic_shift}[name]
     gen_s, val_s, v = _timed(gen, n)
     del v
