@@ -6,9 +6,9 @@ Rules every command follows through this module:
   real target and renamed over it, so a reader never sees half a file and an
   interrupted or failed write leaves the previous file intact. A symbolic
   link is followed, never replaced; pipes, character devices and ``-``
-  (standard output) are written directly; a folder, a path ending in ``/``
-  or a missing parent folder is refused with the user's own path in the
-  message.
+  (standard output) are written directly; missing folders on the way are
+  created; a folder, a path ending in ``/`` or a path under a file is
+  refused with the user's own path in the message.
 * **Folders** (:func:`atomic_directory`): filled under a temporary name and
   moved into place on success. An existing folder is only ever reused when it
   is empty or carries the marker file :data:`MARKER` that this module leaves
@@ -75,11 +75,15 @@ def check_output_file(path: str | os.PathLike) -> Path:
         raise OutputError(f"{text!r} is a folder; give a file name")
     if real.exists() and not real.is_file():
         return real  # pipe, device or socket: written directly
+    # A missing folder is created when the file is written (like `out/` on a
+    # fresh clone), so only the nearest existing one must be a writable folder.
     parent = real.parent
+    while not parent.exists() and parent.parent != parent:
+        parent = parent.parent
     if not parent.is_dir():
-        raise OutputError(f"the folder of {text!r} does not exist")
+        raise OutputError(f"cannot write {text!r}: {str(parent)!r} is not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot write {text!r}: its folder is not writable")
+        raise OutputError(f"cannot write {text!r}: {str(parent)!r} is not writable")
     return real
 
 
@@ -113,6 +117,7 @@ def atomic_output(path: str | os.PathLike, binary: bool = False, temp_path: bool
         mode = stat.S_IMODE(real.stat().st_mode)  # keep an existing file's permissions
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
+    real.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
         if temp_path:

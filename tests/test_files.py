@@ -17,10 +17,16 @@ def test_atomic_write_gives_normal_permissions_and_leaves_no_temp(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
 
 
-def test_atomic_write_into_missing_folder_refuses(tmp_path):
-    with pytest.raises(OutputError, match="does not exist"):
-        atomic_write(tmp_path / "nope" / "a.txt", b"x")
-    assert list(tmp_path.iterdir()) == []
+def test_atomic_write_creates_missing_folders(tmp_path):
+    atomic_write(tmp_path / "out" / "sub" / "a.txt", b"x")
+    assert (tmp_path / "out" / "sub" / "a.txt").read_bytes() == b"x"
+
+
+def test_atomic_write_under_a_file_refuses(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(OutputError, match="is not a folder"):
+        atomic_write(tmp_path / "f" / "a.txt", b"x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
 def test_atomic_directory_replaces_only_on_success(tmp_path):

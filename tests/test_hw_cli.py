@@ -54,9 +54,9 @@ def test_verilog_refuses_bad_input_with_one_line(tmp_path, capsys, args, needle)
     assert list(tmp_path.iterdir()) == [bad_orders]
 
 
-def test_verilog_refuses_a_missing_output_folder(tmp_path, capsys):
-    rc = main(["verilog", "--n", "3", "--order", "identity", "-o",
-               str(tmp_path / "nowhere" / "f.v")])
+def test_verilog_refuses_an_output_under_a_file(tmp_path, capsys):
+    # Missing folders are created; a path through a file cannot be.
+    rc = main(["verilog", "--n", "3", "--order", "identity", "-o", "/dev/null/f.v"])
     assert rc == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
@@ -78,7 +78,7 @@ def test_hwsim_prints_the_rtl_table_and_the_verdict(tmp_path, capsys):
 @pytest.mark.parametrize("args, needle", [
     (["--n", "300", "--order", "identity"], "too large"),
     (["--n", "4", "--order", "identity", "--width", "0"], "--width"),
-    (["--n", "4", "--order", "identity", "--vcd", "{tmp}/no/x.vcd"], "does not exist"),
+    (["--n", "4", "--order", "identity", "--vcd", "/dev/null/x.vcd"], "is not a folder"),
 ])
 def test_hwsim_refuses_bad_input(tmp_path, capsys, args, needle):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
