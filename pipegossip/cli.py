@@ -37,7 +37,7 @@ EXIT_CODES = {
     EXIT_OK: "success",
     EXIT_VERDICT: "a verdict: mismatch, different, stale, invalid schedule",
     EXIT_USAGE: "bad usage, unreadable input or an unusable output path",
-    EXIT_INTERNAL: "internal error (a bug: please report it with --debug output)",
+    EXIT_INTERNAL: "internal error or a failing external tool (--debug shows a traceback)",
     EXIT_OUTPUT: "the output could not be written (closed stream, full disk)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); nothing half-written is left",
     EXIT_TERMINATED: "terminated (SIGTERM); nothing half-written is left",
