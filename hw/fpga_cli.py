@@ -16,15 +16,20 @@ from pathlib import Path
 
 from ..cli import UsageError
 from ..options import add_config_arguments, config_from_args, int_list, positive_int, progress_printer
+from ..sweep import SweepOptions, add_sweep_arguments, run_sweep
+from ..sweep_cli import print_failures
 from .fpga.devices import BOARDS, DEVICES
 from .fpga.flow import prepare, run_flow
 from .fpga.outputs import check_output_dir, check_writable_folder
 from .fpga.reports import render_text
-from .fpga.sweep import (FEATURES, SWEEP_NS, run_sweep, sort_rows, sweep_grid, sweep_markdown,
-                         write_sweep)
+from .fpga.sweep import (FEATURES, SWEEP_NS, outcome_row, sort_rows, sweep_grid, sweep_jobs,
+                         sweep_markdown, write_sweep)
 from .fpga.tools import FlowError
 
-__all__ = ["register", "SWEEP_NS"]
+__all__ = ["register", "SWEEP_NS", "SWEEP_TIMEOUT_S"]
+
+#: Default ``--timeout`` of ``fpga-sweep``, seconds per point.
+SWEEP_TIMEOUT_S = 1800.0
 
 
 def _mhz(text: str) -> float:
@@ -110,9 +115,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser(
         "fpga-sweep", help="cells and Fmax versus N, width and feature options (long)",
         description="Run the bare-fabric flow over a grid of N x width x feature options "
-        "per device (one place-and-route at a time) and write sweep.csv, sweep.png and "
-        "sweep.md into the output folder; print the table. Points already built in the "
-        "folder are kept (use --fresh to rebuild).")
+        "per device, one sweep job per point on the Dask runner (docs/sweeps.md): points "
+        "build in parallel, each result is cached in the store, and an interrupted sweep "
+        "resumes. Writes sweep.csv, sweep.md and sweep.png (default into "
+        "STORE/fpga-sweep/) and prints the table.")
     s.add_argument("--devices", type=_choice_list(list(DEVICES)),
                    default=["ice40-up5k", "ecp5-25k"],
                    help="comma-separated devices; default ice40-up5k,ecp5-25k")
@@ -123,13 +129,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--features", type=_choice_list(list(FEATURES)), default=list(FEATURES),
                    help=f"feature variants; default {','.join(FEATURES)}")
     s.add_argument("--pnr-seed", type=int, default=1, metavar="S")
-    s.add_argument("--timeout", type=_minutes, default=30, metavar="MIN",
-                   help="give up on a point after MIN minutes (recorded as a timeout with "
-                   "nextpnr's last estimate); 0: no limit; default 30")
-    s.add_argument("--fresh", action="store_true", help="rebuild points already in the folder")
-    s.add_argument("-o", "--output", default="out/fpga-sweep", metavar="DIR",
-                   help="output folder; default out/fpga-sweep")
-    s.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    s.add_argument("-o", "--output", default=None, metavar="DIR",
+                   help="folder for sweep.csv, sweep.md and sweep.png; default STORE/fpga-sweep")
+    s.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    # Place-and-route of the largest points runs for hours: a point still
+    # building after 30 minutes is recorded as a timeout (and retried next run).
+    add_sweep_arguments(s, timeout=SWEEP_TIMEOUT_S)
     s.set_defaults(func=cmd_sweep)
 
 
@@ -161,27 +166,26 @@ def cmd_fpga(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     points = sweep_grid(args.devices, args.ns, args.widths, args.features)
-    out = Path(args.output)
-    # Every output location before the first build: the table and plot go
-    # into `out`, each point into its own folder below it.
+    options = SweepOptions.from_args(args)
+    # The table and plot's folder before the first build, so a bad -o costs nothing.
     try:
-        check_writable_folder(out)
-        for p in points:
-            check_output_dir(out / "points" / p.name)
+        if args.output is not None:
+            check_writable_folder(args.output)
     except ValueError as e:
         raise UsageError(f"fpga-sweep: {e}") from None
-    progress = progress_printer("pipegossip fpga-sweep", args.quiet)
-    progress(f"{len(points)} builds into {out}")
-
-    def save(rows):
-        rows = sort_rows(rows, args.devices, args.features)
-        write_sweep(rows, out)
-        return rows
-
-    with _terminate_cleanly():
-        rows = run_sweep(points, out, pnr_seed=args.pnr_seed, progress=progress,
-                         resume=not args.fresh, on_row=save, timeout=args.timeout * 60 or None)
-    rows = save(rows)
-    print(sweep_markdown(rows), end="")
-    progress(f"wrote {out / 'sweep.csv'}, {out / 'sweep.png'}, {out / 'sweep.md'}")
-    return 0 if all(r["status"] != "failed" for r in rows) else 1
+    run = run_sweep("fpga-sweep", sweep_jobs(points, args.pnr_seed), options,
+                    progress=not args.quiet)
+    rows = sort_rows([outcome_row(o) for o in run.outcomes], args.devices, args.features)
+    out = Path(args.output) if args.output is not None else run.store.sweep_dir("fpga-sweep")
+    write_sweep(rows, out)
+    files = [str(out / name) for name in ("sweep.csv", "sweep.md", "sweep.png")]
+    if args.format == "json":
+        print(json.dumps({"sweep": "fpga-sweep", "rows": rows, "counts": run.counts,
+                          "wall_seconds": round(run.wall_seconds, 3),
+                          "store": str(run.store.root), "files": files,
+                          "failures": [o.row() for o in run.failures]}))
+    else:
+        print(sweep_markdown(rows), end="")
+    if not args.quiet:
+        print(f"pipegossip fpga-sweep: wrote {', '.join(files)}", file=sys.stderr)
+    return print_failures(run, "pipegossip fpga-sweep")

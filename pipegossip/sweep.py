@@ -84,7 +84,8 @@ def _address(text: str) -> str:
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser,
-                        formats: Sequence[str] = ("text", "json")) -> None:
+                        formats: Sequence[str] = ("text", "json"),
+                        timeout: float | None = None) -> None:
     """Add the flags every sweep command shares to ``parser``.
 
     Parameters
@@ -92,6 +93,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser,
     parser : argparse.ArgumentParser
     formats : sequence of str
         Choices of ``--format``; the first is the default.
+    timeout : float, optional
+        Default of ``--timeout`` in seconds (None: no limit), for sweeps
+        whose jobs can run for hours.
     """
     g = parser.add_argument_group("sweep")
     g.add_argument("--workers", type=_workers, default=None, metavar="N",
@@ -104,8 +108,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser,
                    "in the current folder")
     g.add_argument("--no-cache", action="store_true",
                    help="recompute every job (results are still stored)")
-    g.add_argument("--timeout", type=_seconds, default=None, metavar="S",
-                   help="stop a job after S seconds and record it as failed; default none")
+    g.add_argument("--timeout", type=_seconds, default=timeout, metavar="S",
+                   help="stop a job after S seconds and record it as failed; default "
+                   + ("none" if timeout is None else f"{timeout:g}"))
     parser.add_argument("--format", choices=tuple(formats), default=formats[0])
 
 
@@ -240,15 +245,31 @@ def _in_child(func: str, config: dict, timeout: float) -> str:
     # worker can import, the child can.
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     code = "from pipegossip.sweep import _child_main; _child_main()"
+    # A session of its own: the job's whole process group (with any tool it
+    # started, e.g. nextpnr) can be killed at once.
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, start_new_session=True)
     try:
-        done = subprocess.run([sys.executable, "-c", code], input=canonical_json([func, config]),
-                              capture_output=True, text=True, timeout=timeout, env=env)
+        out, err = child.communicate(canonical_json([func, config]), timeout=timeout)
     except subprocess.TimeoutExpired:
+        _kill_group(child)
         raise JobTimeout(f"no result after {timeout:g} s (--timeout)") from None
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        raise JobError(lines[-1] if lines else f"job process exited with {done.returncode}")
-    return done.stdout
+    except BaseException:  # interrupted: the job must not compute on for nobody
+        _kill_group(child)
+        raise
+    if child.returncode != 0:
+        lines = err.strip().splitlines()
+        raise JobError(lines[-1] if lines else f"job process exited with {child.returncode}")
+    return out
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except ProcessLookupError:  # already gone, with its group
+        pass
+    child.communicate()
 
 
 def _child_main() -> None:
@@ -265,9 +286,12 @@ def _child_main() -> None:
 
 def _die_with_parent() -> None:
     # Linux: a worker killed or closed mid-job (Ctrl-C, cluster shutdown) takes
-    # its job's process along instead of leaving it computing for nobody.
+    # its job's process group along (the job and any tool it started) instead
+    # of leaving it computing for nobody. SIGTERM, so that the handler can
+    # reach the group; the job runs in this main thread, so it gets there.
+    signal.signal(signal.SIGTERM, lambda signum, frame: os.killpg(0, signal.SIGKILL))
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
     if os.getppid() == 1:  # the parent was gone before prctl took effect

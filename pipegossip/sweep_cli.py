@@ -1,8 +1,10 @@
-"""Sweep commands on the Dask runner: ``conjecture21`` and ``sweep-report``.
+"""Sweep commands on the Dask runner: ``conjecture21``, ``cosim-sweep`` and ``sweep-report``.
 
 ``table8`` (in :mod:`pipegossip.model_cli`) runs on the same runner and the
 same job function, :func:`model_point`, so Table 8 and Conjecture 21 share
-their cached points. See ``docs/sweeps.md``.
+their cached points; ``fpga-sweep`` (in :mod:`pipegossip.hw.fpga_cli`) too.
+``cosim-sweep``'s job is :func:`pipegossip.sim.sweep_job.cosim_point`.
+See ``docs/sweeps.md``.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from pathlib import Path
 
 from .files import atomic_directory, atomic_write
 from .model.errors import ConfigError
-from .options import positive_int
+from .model.config import RECEIVE_DISCIPLINES
+from .model.orders import FAMILIES
+from .options import decimal, int_list, positive_int
 from .sweep import Job, SweepOptions, SweepRun, add_sweep_arguments, run_sweep
 from .sweep_store import ResultStore
 
 __all__ = ["register", "model_point", "model_jobs", "conjecture21_sizes", "print_failures",
-           "efficiency_figure", "cmd_conjecture21", "cmd_sweep_report"]
+           "efficiency_figure", "cmd_conjecture21", "cmd_cosim_sweep", "cmd_sweep_report"]
 
 #: What model results depend on besides pipegossip itself.
 MODEL_TOOLS = ("numpy",)
@@ -81,6 +85,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_sweep_arguments(p)
     p.set_defaults(func=cmd_conjecture21)
 
+    p = sub.add_parser("cosim-sweep", help="co-simulate a matrix of configurations x word "
+                       "seeds against the model",
+                       description="One sweep job per configuration (N x order x receive x "
+                       "sessions): build the fabric (or reuse its build in build/cosim/), "
+                       "simulate one run per word seed back to back and judge each by the "
+                       "golden model. Exit 0 when every run matches, 1 on a mismatch or a "
+                       "failed job.")
+    p.add_argument("--n", dest="ns", type=int_list(minimum=2), default=[4, 8],
+                   metavar="N,N,...", help="processor counts; default 4,8")
+    p.add_argument("--orders", type=_names(FAMILIES), default=["pipelined", "identity"],
+                   metavar="ORDER,...", help=f"order families ({', '.join(FAMILIES)}); "
+                   "default pipelined,identity")
+    p.add_argument("--order-seed", type=decimal, default=0, metavar="S",
+                   help="seed of the random order family; default 0")
+    p.add_argument("--receive", dest="receives", type=_names(RECEIVE_DISCIPLINES),
+                   default=["ordered"], metavar="R,...",
+                   help=f"receive disciplines ({', '.join(RECEIVE_DISCIPLINES)}); default ordered")
+    p.add_argument("--substitute", action="store_true",
+                   help="Algorithm 2 in every configuration")
+    p.add_argument("--sessions", type=int_list(), default=[1], metavar="K,...",
+                   help="streaming sessions; default 1")
+    p.add_argument("--word-seeds", type=int_list(minimum=0), default=[0], metavar="S,...",
+                   help="one run per word seed, back to back in one simulation; default 0")
+    p.add_argument("--width", type=positive_int, default=8, metavar="W",
+                   help="word width in bits; default 8")
+    p.add_argument("--simulator", choices=("verilator", "icarus"), default="verilator")
+    add_sweep_arguments(p)
+    p.set_defaults(func=cmd_cosim_sweep)
+
     p = sub.add_parser("sweep-report", help="CSV, JSON and figures from a sweep store",
                        description="Write results.csv, results.json, failures.json and the "
                        "figures (E versus N; cells and Fmax versus N for FPGA results) from "
@@ -132,6 +165,52 @@ def cmd_conjecture21(args: argparse.Namespace) -> int:
     if rows:
         print(f"# figure: {figure}")
     return print_failures(run, "pipegossip conjecture21")
+
+
+def _names(choices):
+    def parse(text: str) -> list[str]:
+        values = [x.strip() for x in text.split(",") if x.strip()]
+        bad = [v for v in values if v not in choices]
+        if not values or bad:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
+        return values
+    return parse
+
+
+def cmd_cosim_sweep(args: argparse.Namespace) -> int:
+    # Imported here: the command line registers its commands without the simulator stack.
+    from .sim.sweep_job import cosim_configs, cosim_jobs
+
+    configs = cosim_configs(args.ns, args.orders, receives=args.receives,
+                            substitute=args.substitute, sessions=args.sessions,
+                            order_seed=args.order_seed, width=args.width,
+                            simulator=args.simulator, word_seeds=args.word_seeds)
+    run = run_sweep("cosim-sweep", cosim_jobs(configs), SweepOptions.from_args(args))
+    rows = [dict(o.result, seconds=o.seconds, cache=o.status)
+            for o in run.outcomes if o.result is not None]
+    mismatches = [r for r in rows if r["status"] == "mismatch"]
+    if args.format == "json":
+        print(json.dumps({"sweep": "cosim-sweep", "rows": rows, "counts": run.counts,
+                          "mismatches": len(mismatches),
+                          "wall_seconds": round(run.wall_seconds, 3),
+                          "store": str(run.store.root),
+                          "failures": [o.row() for o in run.failures]}))
+    else:
+        print(f"{'configuration':<36} {'seeds':>5} {'L':>5} {'cycles':>11} {'verdict':<11} "
+              f"{'job s':>7}")
+        for r in rows:
+            cycles = "/".join(sorted({str(x["cycles"]) for x in r["runs"]})) or "-"
+            seconds = "" if r["seconds"] is None else f"{r['seconds']:.1f}"
+            print(f"{r['slug'] + '-w' + str(r['width']):<36} {len(r['runs']):>5} "
+                  f"{r.get('L', '-'):>5} {cycles:>11} {r['status']:<11} {seconds:>7}")
+        print(f"# {len(rows) - len(mismatches)} of {len(rows)} configuration(s) without a "
+              f"mismatch; table: {run.store.sweep_dir('cosim-sweep') / 'table.jsonl'}")
+    for r in mismatches:
+        first = next(x["first_mismatch"] for x in r["runs"] if not x["match"])
+        print(f"pipegossip cosim-sweep: {r['slug']}-w{r['width']}: MISMATCH, first: {first}",
+              file=sys.stderr)
+    return max(print_failures(run, "pipegossip cosim-sweep"), 1 if mismatches else 0)
 
 
 def _below_two_thirds(row: dict) -> bool:

