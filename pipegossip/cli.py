@@ -47,10 +47,10 @@ EXIT_CODES = {
 COMMAND_MODULES = [
     "pipegossip.model_cli",
     "pipegossip.sweep_cli",
-    "pipegossip.hw.cli",
+    "pipegossip.hw_cli",
     "pipegossip.sim.cli",
-    "pipegossip.waveforms.cli",
-    "pipegossip.hw.fpga_cli",
+    "pipegossip.waveforms_cli",
+    "pipegossip.fpga_cli",
     "pipegossip.schedule_cli",
     "pipegossip.schedule_hw_cli",
     "pipegossip.prove_cli",

@@ -14,17 +14,18 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..cli import UsageError
-from ..options import add_config_arguments, config_from_args, int_list, positive_int, progress_printer
-from ..sweep import SweepOptions, add_sweep_arguments, run_sweep
-from ..sweep_cli import print_failures
-from .fpga.devices import BOARDS, DEVICES
-from .fpga.flow import prepare, run_flow
-from .fpga.outputs import check_output_dir, check_writable_folder
-from .fpga.reports import render_text
-from .fpga.sweep import (FEATURES, SWEEP_NS, outcome_row, sort_rows, sweep_grid, sweep_jobs,
+from .cli import UsageError
+from .options import (add_config_arguments, config_from_args, decimal, int_list,
+                      progress_printer, word_width, word_widths)
+from .sweep import SweepOptions, add_sweep_arguments, run_sweep
+from .sweep_cli import print_failures
+from .hw.fpga.devices import BOARDS, DEVICES
+from .hw.fpga.flow import prepare, run_flow
+from .hw.fpga.outputs import check_output_dir, check_writable_folder
+from .hw.fpga.reports import render_text
+from .hw.fpga.sweep import (FEATURES, SWEEP_NS, outcome_row, sort_rows, sweep_grid, sweep_jobs,
                          sweep_markdown, write_sweep)
-from .fpga.tools import FlowError
+from .hw.fpga.tools import FlowError
 
 __all__ = ["register", "SWEEP_NS", "SWEEP_TIMEOUT_S"]
 
@@ -89,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--board a self-checking top is built into a bitstream. Exit status 0 whenever a "
         "report was produced (also when timing fails), 1 when a tool fails, 2 for bad input.")
     add_config_arguments(p)
-    p.add_argument("--width", type=positive_int, default=8, help="word width in bits; default 8")
+    p.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
     p.add_argument("--device", choices=list(DEVICES),
                    help="FPGA (default ice40-up5k, or the board's)")
     p.add_argument("--board", choices=list(BOARDS),
@@ -98,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="timing constraint of a bare build (default 50 on iCE40, 100 on ECP5); "
                    "with --board, run the top from a PLL at this frequency "
                    "(default: the board's oscillator)")
-    p.add_argument("--pnr-seed", type=int, default=1, metavar="S",
+    p.add_argument("--pnr-seed", type=decimal, default=1, metavar="S",
                    help="nextpnr placement seed; default 1")
     p.add_argument("--timeout", type=_minutes, default=0, metavar="MIN",
                    help="stop the tools after MIN minutes (exit status 1); default 0: no limit")
@@ -124,11 +125,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated devices; default ice40-up5k,ecp5-25k")
     s.add_argument("--n", dest="ns", type=int_list(), default=None, metavar="N,N,...",
                    help="processor counts; default 4,8,16 (ECP5 also 32)")
-    s.add_argument("--widths", type=int_list(), default=[8, 32], metavar="W,W,...",
+    s.add_argument("--widths", type=word_widths, default=[8, 32], metavar="W,W,...",
                    help="word widths; default 8,32")
     s.add_argument("--features", type=_choice_list(list(FEATURES)), default=list(FEATURES),
                    help=f"feature variants; default {','.join(FEATURES)}")
-    s.add_argument("--pnr-seed", type=int, default=1, metavar="S")
+    s.add_argument("--pnr-seed", type=decimal, default=1, metavar="S")
     s.add_argument("-o", "--output", default=None, metavar="DIR",
                    help="folder for sweep.csv, sweep.md and sweep.png; default STORE/fpga-sweep")
     s.add_argument("--quiet", action="store_true", help="no progress line on stderr")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import UsageError
-from ..files import atomic_output, atomic_write
-from ..options import (add_config_arguments, config_from_args, int_list, positive_int,
+from .cli import UsageError
+from .files import atomic_output, atomic_write
+from .options import (add_config_arguments, config_from_args, int_list, positive_int,
                        progress_printer, word_width, word_widths)
 
 __all__ = ["register"]
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_verilog(args: argparse.Namespace) -> int:
-    from .export import check_module_name, verilog_text
+    from .hw.export import check_module_name, verilog_text
 
     config = config_from_args(args)
     try:
@@ -74,12 +74,11 @@ def cmd_verilog(args: argparse.Namespace) -> int:
 
 
 def cmd_hwsim(args: argparse.Namespace) -> int:
-    from ..limits import check_budget
-    from ..model.engine import simulate
-    # The record producer and the judge are simulation, not gateware: imported
-    # by this command only, so the hw package itself never loads them.
-    from ..sim.amaranth_run import run_fabric
-    from ..sim.judge import judge
+    from .limits import check_budget
+    from .model.engine import simulate
+    # Imported here, not at the top: other commands never pay for the simulator.
+    from .sim.amaranth_run import run_fabric
+    from .sim.judge import judge
 
     config = config_from_args(args)
     ref = simulate(config, table=False)
@@ -109,9 +108,9 @@ def cmd_hwsim(args: argparse.Namespace) -> int:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from ..files import check_output_file
-    from ..limits import check_fabric
-    from .cost import feature_table, growth_table, render_markdown
+    from .files import check_output_file
+    from .limits import check_fabric
+    from .hw.cost import feature_table, growth_table, render_markdown
 
     if args.output:
         # Refused now (OutputError: one line, exit 2), not after the synthesis runs.

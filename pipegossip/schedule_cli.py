@@ -10,17 +10,18 @@ import sys
 from .cli import UsageError
 from .files import atomic_write
 from .literature_cli import LITERATURE_ALGORITHMS, literature_schedule
+from .network_cli import NETWORK_ALGORITHMS, add_network_arguments, network_schedule
 from .model.errors import ConfigError
 from .model.schedules.bounds import bounds_for
 from .model.errors import FormatError
 from .model.schedules.ir import Schedule, dumps, load, loads
 from .model.schedules.validate import validate
-from .options import add_config_arguments, config_from_args, positive_int
+from .options import add_config_arguments, config_from_args, decimal, positive_int
 
 __all__ = ["register", "ALGORITHMS"]
 
 ALGORITHMS = ("run", "one-factor", "cyclic-shift", "recursive-doubling",
-              "min-calls") + LITERATURE_ALGORITHMS
+              "min-calls") + LITERATURE_ALGORITHMS + NETWORK_ALGORITHMS
 _RUN_ONLY = {"order": None, "seed": None, "receive": "ordered", "substitute": False,
              "sessions": 1, "channels": None}
 
@@ -48,8 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--k", type=positive_int, help="hypercube dimension (n = 2^k)")
     g.add_argument("--p", type=positive_int, default=None,
                    help="declare a packet limit; refused if the schedule breaks it")
-    g.add_argument("--root", type=int, default=None,
+    g.add_argument("--root", type=decimal, default=None,
                    help="root node (broadcast, gather, polling schedules)")
+    add_network_arguments(p)
     p.add_argument("-o", "--output", default="-", metavar="FILE",
                    help="FILE.json or FILE.json.gz; '-' (default) is stdout")
     p.set_defaults(func=cmd_schedule)
@@ -98,6 +100,8 @@ def _sizes(text: str) -> list[int]:
 def _generate(args: argparse.Namespace) -> Schedule:
     from .model.algorithms.limits import GENERATORS
     from .model.schedules.compile_run import schedule_of_config
+    if args.algorithm in NETWORK_ALGORITHMS:
+        return network_schedule(args)
     if args.algorithm in LITERATURE_ALGORITHMS:
         return literature_schedule(args)
     if args.algorithm == "run":
@@ -140,7 +144,7 @@ def _generate(args: argparse.Namespace) -> Schedule:
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:
-    if args.root is not None:
+    if args.root is not None and args.algorithm not in NETWORK_ALGORITHMS:
         raise UsageError("--root: every generator here writes gossip schedules, which have "
                          "no root")
     s = _generate(args)

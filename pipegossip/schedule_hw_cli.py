@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from .files import atomic_write
-from .options import positive_int, progress_printer, word_width
+from .options import decimal, positive_int, progress_printer, word_width
 
 __all__ = ["register", "write_verilog", "cosim_files", "cosim_text"]
 
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", type=positive_int, default=None,
                    help="program depth of the build; default the longest program of each N "
                    "rounded up to a power of two")
-    p.add_argument("--seed", type=int, default=0, help="word seed; default 0")
+    p.add_argument("--seed", type=decimal, default=0, help="word seed; default 0")
     p.add_argument("--simulator", choices=("verilator", "amaranth"), default="verilator")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")

@@ -2,7 +2,7 @@
 
 ``table8`` (in :mod:`pipegossip.model_cli`) runs on the same runner and the
 same job function, :func:`model_point`, so Table 8 and Conjecture 21 share
-their cached points; ``fpga-sweep`` (in :mod:`pipegossip.hw.fpga_cli`) too.
+their cached points; ``fpga-sweep`` (in :mod:`pipegossip.fpga_cli`) too.
 ``cosim-sweep``'s job is :func:`pipegossip.sim.sweep_job.cosim_point`.
 See ``docs/sweeps.md``.
 """
@@ -22,7 +22,7 @@ from .files import atomic_directory, atomic_write
 from .model.errors import ConfigError
 from .model.config import RECEIVE_DISCIPLINES
 from .model.orders import FAMILIES
-from .options import decimal, int_list, positive_int
+from .options import decimal, int_list, positive_int, word_width
 from .sweep import Job, SweepOptions, SweepRun, add_sweep_arguments, run_sweep
 from .sweep_store import ResultStore
 
@@ -108,7 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="streaming sessions; default 1")
     p.add_argument("--word-seeds", type=int_list(minimum=0), default=[0], metavar="S,...",
                    help="one run per word seed, back to back in one simulation; default 0")
-    p.add_argument("--width", type=positive_int, default=8, metavar="W",
+    p.add_argument("--width", type=word_width, default=8, metavar="W",
                    help="word width in bits; default 8")
     p.add_argument("--simulator", choices=("verilator", "icarus"), default="verilator")
     add_sweep_arguments(p)

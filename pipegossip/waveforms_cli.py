@@ -8,17 +8,17 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..cli import UsageError
-from ..files import atomic_write, check_output_dir, check_output_file
-from ..limits import check_model_memory
-from ..options import positive_int
-from .diff import diff_tables, format_diff
-from .gtkw import write_gtkw
-from .readback import read_dump
-from ..model.paper import paper_cases
-from .reference import REFERENCE_DIR, check_references, write_references
-from .report import MAX_TABLE8_N, build_items, render_report
-from .sources import load_source
+from .cli import UsageError
+from .files import atomic_write, check_output_dir, check_output_file
+from .limits import check_model_memory
+from .options import positive_int
+from .waveforms.diff import diff_tables, format_diff
+from .waveforms.gtkw import write_gtkw
+from .waveforms.readback import read_dump
+from .model.paper import paper_cases
+from .waveforms.reference import REFERENCE_DIR, check_references, write_references
+from .waveforms.report import MAX_TABLE8_N, build_items, render_report
+from .waveforms.sources import load_source
 
 __all__ = ["register"]
 

@@ -95,7 +95,7 @@ def test_no_traceback_binary_subprocess(tmp_path):
     (["schedule", "min-calls", "--n", "8", "--p", "1"], "breaks it"),
     (["schedule", "one-factor", "--n", "4", "--root", "0"], "no root"),
     (["schedule", "run", "--n", "1"], "N"),
-    (["schedule", "one-factor", "--n", "4", "-o", "/nonexistent/x.json"], "exist"),
+    (["schedule", "one-factor", "--n", "4", "-o", "/dev/null/x.json"], "not a folder"),
     (["schedule-table", "--min-n", "40", "--max-n", "50"], "no power of two"),
 ])
 def test_refusals(capsys, argv, text):

@@ -95,7 +95,7 @@ def test_a_dump_without_configuration_is_shown_without_verdict(tmp_path, dumps):
     ("n=5", "names no order"),
     ("order=identity", "names no n"),
     ("n=5,n=6,order=identity", "given twice"),
-    ("n=5,order=identity@missing.vcd", "no such dump file"),
+    ("n=5,order=identity@missing.vcd", "dump 'missing.vcd' does not exist"),
     ("n=5,order=identity,channels=3", "channels must be at most floor(N/2) = 2"),
     ("table77", "is not a file, a dump"),
 ])
