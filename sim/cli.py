@@ -59,6 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seed of the tagged words; default 0")
     p.add_argument("--runs", type=positive_int, default=1, metavar="R",
                    help="R runs back to back in one simulation, word seeds S..S+R-1; default 1")
+    p.add_argument("--mode", choices=("fast", "trace"), default="fast",
+                   help="fast (default): the model's trace is checked in hardware every "
+                   "cycle and a failing run is repeated cycle by cycle for the report; "
+                   "trace: the testbench samples every port every cycle (--waves implies it)")
     p.set_defaults(func=cmd_cosim)
 
     d = sub.add_parser("demo", help="the main job: generate, co-simulate and check a fabric, "
@@ -89,11 +93,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("cosim-bench", help="Verilator build time and simulated cycles per second",
                        description="Build pipelined fabrics from scratch (in build/cosim-bench/) "
                        "and time the build and a series of back-to-back runs.")
-    b.add_argument("--n", type=int, nargs="+", default=[8, 16, 32], metavar="N",
-                   help="processor counts; default 8 16 32")
+    b.add_argument("--n", type=int, nargs="+", default=[8, 16, 32, 64], metavar="N",
+                   help="processor counts; default 8 16 32 64")
     b.add_argument("--width", type=positive_int, default=8, metavar="W")
     b.add_argument("--runs", type=positive_int, default=20, metavar="R",
                    help="back-to-back runs simulated per build; default 20")
+    b.add_argument("--modes", nargs="+", choices=("trace", "fast"), default=["trace", "fast"],
+                   help="modes to time side by side; default both")
     b.add_argument("--recipes", choices=("default", "compare"), default="default",
                    help="'compare' also times cocotb's stock options and the alternatives")
     b.add_argument("--format", choices=("text", "json"), default="text")
@@ -106,12 +112,21 @@ def _fail(command: str, e: Exception) -> int:
     return EXIT_TOOLCHAIN
 
 
+def _utilization(v) -> np.ndarray:
+    """The hardware's per-cycle ``used``; a matching fast run's is the model's, checked
+    cycle by cycle by the in-hardware checker (it records no samples)."""
+    if v.run.summary is not None:
+        return v.model.utilization.astype(np.int64)
+    return v.hw_utilization
+
+
 def cosim_json(result: CosimResult) -> dict:
     """The JSON summary of a co-simulation (``pipegossip cosim --format json``)."""
     v = result.first_failure or result.verdicts[0]
     first = v.first_mismatch
     model = v.model
     return {
+        "mode": result.mode,
         "match": result.match,
         "config": result.build.config.to_json(),
         "slug": result.build.config.slug,
@@ -119,7 +134,7 @@ def cosim_json(result: CosimResult) -> dict:
         "simulator": result.build.simulator,
         "L": model.length,
         "cycles": v.hw_length,
-        "utilization": v.hw_utilization.tolist(),
+        "utilization": _utilization(v).tolist(),
         "model_utilization": model.utilization.tolist(),
         "first_mismatch": None if first is None else {
             "cycle": first.cycle, "processor": first.processor, "kind": first.kind,
@@ -141,17 +156,21 @@ def _text_summary(result: CosimResult) -> str:
     lines = []
     b = result.build
     for v in result.verdicts:
-        u = v.hw_utilization
+        u = _utilization(v)
         lines.append(v.report())
         if v.match:
-            deliveries = int(v.run.window("dvalid", 1, v.hw_length).sum())
+            deliveries = (v.run.summary["deliveries"] if v.run.summary is not None
+                          else int(v.run.window("dvalid", 1, v.hw_length).sum()))
             lines.append(f"  hardware: {Metrics.of(b.config.n, u).summary()}; "
                          f"{deliveries} words delivered, each to the right processor "
                          f"with the right source, session and value")
             lines.append("  utilisation: " + " ".join(str(int(x)) for x in u))
     where = "reused" if b.reused else f"built in {b.seconds:.1f}s"
     lines.append(f"build: {b.directory} ({where}); simulation {result.sim_seconds:.1f}s on "
-                 f"{b.simulator}")
+                 f"{b.simulator}, {result.mode} mode")
+    if result.fast is not None and result.fast.reruns:
+        lines.append(f"run(s) {', '.join(map(str, result.fast.reruns))} differed in fast "
+                     f"mode and were repeated cycle by cycle for the report above")
     if result.waveform is not None:
         lines.append(f"waveform: {result.waveform} (GTKWave: gtkwave {result.gtkw})")
     if result.reference is not None:
@@ -169,7 +188,8 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     try:
         result = cosimulate(config, args.width, simulator=args.simulator, waves=waves,
                             word_seeds=seeds, spurious_start=len(seeds) > 1,
-                            progress=progress_printer("cosim", args.quiet))
+                            progress=progress_printer("cosim", args.quiet),
+                            mode="trace" if waves else args.mode)
     except (CosimError, ToolchainError) as e:
         return _fail("cosim", e)
     if args.format == "json":
@@ -267,6 +287,8 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    import os
+
     from .bench import bench_one
 
     for n in args.n:
@@ -280,22 +302,40 @@ def cmd_bench(args: argparse.Namespace) -> int:
     say = progress_printer("cosim", args.quiet)
     points = []
     for n in args.n:
+        row = {}
         for recipe in recipes:
-            try:
-                points.append(bench_one(RunConfig.family(n, "pipelined"), args.width,
-                                        args.runs, recipe, progress=say))
-            except (CosimError, ToolchainError) as e:
-                return _fail("cosim-bench", e)
-            if args.format == "text":
-                _print_point(points[-1])
+            for mode in args.modes:
+                if mode == "fast" and recipe != Recipe():
+                    continue  # the fast mode has its own recipe (fast_mode.FAST_RECIPE)
+                try:
+                    points.append(bench_one(RunConfig.family(n, "pipelined"), args.width,
+                                            args.runs, recipe, progress=say, mode=mode))
+                except (CosimError, ToolchainError) as e:
+                    return _fail("cosim-bench", e)
+                if args.format == "text":
+                    _print_point(points[-1])
+                if recipe == Recipe():
+                    row[mode] = points[-1]
+        if args.format == "text" and len(row) == 2:
+            t, f = row["trace"], row["fast"]
+            print(f"N={n:<4d} build trace {t.build_seconds:6.1f}s  fast {f.build_seconds:6.1f}s   "
+                  f"cycles/s trace {t.cycles_per_second:9.0f}  fast {f.cycles_per_second:11.0f}"
+                  f"   ratio {f.cycles_per_second / t.cycles_per_second:7.1f}x", flush=True)
     if args.format == "json":
-        sys.stdout.write(json.dumps([p.to_json() for p in points]) + "\n")
+        sys.stdout.write(json.dumps([dict(n=p.n, mode=p.mode, build_s=round(p.build_seconds, 3),
+                                          cycles_per_s=round(p.cycles_per_second, 1),
+                                          cycles=p.cycles, match=p.match,
+                                          recipe=Recipe(**p.recipe).name) for p in points])
+                         + "\n")
+    else:
+        print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0 if all(p.match for p in points) else 1
 
 
 def _print_point(p) -> None:
     name = Recipe(**p.recipe).name
-    print(f"{p.slug:22s} {name:48s} verilog {p.verilog_lines:6d} lines  build {p.build_seconds:6.1f}s "
-          f"wall ({p.build_cpu_seconds:5.1f}s cpu)  {p.cycles} cycles in {p.sim_seconds:5.2f}s = "
+    print(f"{p.slug:22s} {p.mode:5s} {name:48s} verilog {p.verilog_lines:6d} lines  "
+          f"build {p.build_seconds:6.1f}s "
+          f"wall ({p.build_cpu_seconds:5.1f}s cpu)  {p.cycles} cycles in {p.sim_seconds:5.3f}s = "
           f"{p.cycles_per_second:7.0f} cycles/s  (process {p.process_seconds:4.1f}s)"
           + ("" if p.match else "  MISMATCH"), flush=True)

@@ -68,6 +68,8 @@ class CosimResult:
     gtkw: Path | None = None
     reference: Path | None = None
     reference_match: bool | None = None
+    mode: str = "trace"
+    fast: object | None = None  #: the :class:`~.fast_mode.FastOutcome` of a fast co-simulation
 
     @property
     def match(self) -> bool:
@@ -85,11 +87,18 @@ def cosimulate(config: RunConfig, width: int = 8, *, simulator: str = "verilator
                against: RunConfig | None = None, spurious_start: bool = False,
                waves_file: Path | None = None, root: Path | None = None,
                progress: Progress | None = None,
-               recipe: Recipe = DEFAULT_RECIPE, gtkw: bool = True) -> CosimResult:
+               recipe: Recipe = DEFAULT_RECIPE, gtkw: bool = True,
+               mode: str = "trace") -> CosimResult:
     """Build (or reuse), simulate and check the fabric of ``config``.
 
     Parameters
     ----------
+    mode : {"trace", "fast"}
+        ``trace``: the testbench samples every port every cycle (the records
+        hold every sample). ``fast``: the in-hardware checker
+        (:mod:`~pipegossip.sim.fast_mode`); a failing run is repeated in the
+        trace mode, so its verdict is as detailed. A waveform needs the
+        trace mode (``waves`` set: ``mode`` is ignored).
     waves : {"vcd", "fst", None}
         Dump the simulation to ``waves_file`` (default
         :func:`~pipegossip.sim.waves.dump_path`).
@@ -107,6 +116,15 @@ def cosimulate(config: RunConfig, width: int = 8, *, simulator: str = "verilator
     model_config = against or config
     if against is not None and against.n != config.n:
         raise ConfigError(f"cannot judge an N={config.n} fabric by an N={against.n} model")
+    if mode not in ("trace", "fast"):
+        raise ConfigError(f"mode must be trace or fast, got {mode!r}")
+    if mode == "fast" and not waves:
+        from .fast_mode import fast_cosimulate
+        out = fast_cosimulate(config, width, word_seeds, simulator=simulator, against=against,
+                              spurious_start=spurious_start, root=root, progress=progress,
+                              recipe=None if recipe == DEFAULT_RECIPE else recipe)
+        return CosimResult(out.build, out.verdicts, None, out.sim_seconds + out.judge_seconds,
+                           out.hw, mode="fast", fast=out)
     trace = waves if simulator == "verilator" else None
     b = build(config, width, simulator=simulator, trace=trace, root=root, progress=progress,
               recipe=recipe)

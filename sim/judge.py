@@ -115,6 +115,8 @@ def judge(config: RunConfig, width: int, run: HwRun) -> Verdict:
         out.append(Mismatch("trace", None, None, f"N={config.n}", f"N={run.n}",
                             "the record holds another fabric"))
         return Verdict(config, run, model, out)
+    if run.summary is not None:
+        return _judge_summary(config, run, model)
     table = model.table
     n, length = config.n, model.length
     unchecked = _unchecked(run)
@@ -158,6 +160,52 @@ def judge(config: RunConfig, width: int, run: HwRun) -> Verdict:
     _record_problems(run, out)
     out.sort(key=Mismatch.sort_key)
     return Verdict(config, run, model, out, unchecked)
+
+
+def _judge_summary(config: RunConfig, run: HwRun, model: RunResult) -> Verdict:
+    """A fast-mode record (:mod:`.fast_mode`): the in-hardware checker's summary.
+
+    The checker compared every output with the model's rows every cycle and
+    names the first differing cycle (its processor, when the first kind is
+    per processor); the totals it counted independently of those rows are
+    held against the model here: L (busy cycles, ``done`` rising at L+1),
+    the number of deliveries, the sum of ``used``, the state after the tail,
+    and rest outside the run.
+    """
+    s = run.summary
+    out: list[Mismatch] = []
+    add = out.append
+    length = model.length
+    first = s.get("first_mismatch")
+    if first is not None:
+        kinds = first["kinds"]
+        add(Mismatch(kinds[0], first["cycle"], first["processor"], "the model's slot",
+                     "a different value (fast-mode checker)",
+                     "also " + ", ".join(kinds[1:]) if len(kinds) > 1 else ""))
+    if not s["finished"]:
+        add(Mismatch("timeout", None, None, f"cycles 0..{length} checked",
+                     "the checker did not finish"))
+    if s["done_at"] != length + 1:
+        add(Mismatch("done", s["done_at"] or None, None, f"done from cycle {length + 1}",
+                     f"done from cycle {s['done_at']}" if s["done_at"] else "no done"))
+    if s["busy_cycles"] != length:
+        add(Mismatch("busy", None, None, f"{length} busy cycles", f"{s['busy_cycles']}"))
+    if s["deliveries"] != len(model.deliveries):
+        add(Mismatch("delivery", None, None, f"{len(model.deliveries)} deliveries",
+                     f"{s['deliveries']} deliveries"))
+    if s["used_sum"] != int(model.utilization.sum()):
+        add(Mismatch("used", None, None, f"sum {int(model.utilization.sum())}",
+                     f"sum {s['used_sum']}"))
+    final = s["final"]
+    if final["busy"] or final["stall"] or not final["done"]:
+        add(Mismatch("done", None, None, "busy=0 done=1 stall=0 after the run",
+                     " ".join(f"{k}={v}" for k, v in final.items())))
+    if not s["at_rest"]:
+        add(Mismatch("idle", None, None, "every output at rest outside the run",
+                     "an output was not"))
+    _record_problems(run, out)
+    out.sort(key=Mismatch.sort_key)
+    return Verdict(config, run, model, out)
 
 
 def _record_problems(run: HwRun, out: list[Mismatch]) -> None:

@@ -107,10 +107,14 @@ class Recipe:
 DEFAULT_RECIPE = Recipe()
 
 
-def ports_vlt(top: str) -> str:
-    """A Verilator control file making only :data:`PORT_PATTERNS` of ``top`` public."""
+def ports_vlt(top: str, patterns: Sequence[str] = PORT_PATTERNS) -> str:
+    """A Verilator control file making only ``patterns`` of ``top`` public.
+
+    The fabric's build exposes :data:`PORT_PATTERNS`; the fast mode's wrapper
+    top (:mod:`.fast_checker`) exposes its few summary ports instead.
+    """
     lines = ["`verilator_config"]
-    lines += [f'public_flat_rw -module "{top}" -var "{p}"' for p in PORT_PATTERNS]
+    lines += [f'public_flat_rw -module "{top}" -var "{p}"' for p in patterns]
     return "\n".join(lines) + "\n"
 
 

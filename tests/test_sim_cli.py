@@ -164,3 +164,24 @@ def test_fst_waves(capsys, tmp_path, monkeypatch):
     path = tmp_path / "n4-pipelined-ordered" / "n4-pipelined-ordered-w8.fst"
     assert out["waveform"] == str(path.resolve())
     assert path.stat().st_size > 0
+
+
+def test_cosim_modes_fast_by_default_trace_on_request(capsys, monkeypatch):
+    monkeypatch.delenv("PIPEGOSSIP_WAVES", raising=False)
+    model = simulate(RunConfig.family(5, "pipelined"))
+    for argv, mode in (([], "fast"), (["--mode", "trace"], "trace")):
+        assert main(["cosim", "--n", "5", "--order", "pipelined", "--format", "json",
+                     "--quiet"] + argv) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["mode"] == mode and out["match"] is True
+        assert out["cycles"] == model.length
+    assert main(["cosim", "--n", "5", "--order", "pipelined", "--quiet"]) == 0
+    assert "fast mode" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_cosim_bench_json_rows(capsys):
+    assert main(["cosim-bench", "--n", "4", "--runs", "2", "--format", "json", "--quiet"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["n"], r["mode"]) for r in rows] == [(4, "trace"), (4, "fast")]
+    assert all({"n", "mode", "build_s", "cycles_per_s"} <= set(r) for r in rows)

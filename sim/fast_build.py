@@ -1,0 +1,154 @@
+"""Builds of arbitrary Verilog texts for the fast mode, in the same build cache.
+
+:func:`pipegossip.sim.runner.build` compiles the fabric of a configuration;
+the fast mode (:mod:`.fast_mode`) also compiles its wrapper top
+(:class:`~.fast_checker.FastTop` around the fabric's text) and, in tests,
+fault-injecting stand-ins of the fabric (:mod:`.fast_faults`). This module
+does that with the same pieces as the runner: the content-addressed cache
+(:mod:`.build_cache`, key = text + options), per-entry locks, scratch
+folders published by rename, the cached Verilator run-time library, cocotb's
+public runner API (:mod:`.simulators`).
+
+The fabric's Verilog is generated once per process and configuration
+(:func:`fabric_text`): generation is most of a build's wall time (Amaranth
+and the Yosys it ships; about 6 s of 10 s at N=16), and both modes and
+every fault of a test use the same text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
+
+from ..files import atomic_write
+from ..model.config import RunConfig
+from . import build_cache, verilator_runtime
+from .paths import build_root
+from .runner import TOP, Build, CosimError, Progress, _check_build_options, _tail, \
+    _use_verilator, generate_verilog
+from .scratch import scratch, sweep
+from .simulators import DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, ports_vlt, \
+    run_simulator
+
+__all__ = ["fabric_text", "build_text", "simulate_text"]
+
+
+@lru_cache(maxsize=16)
+def fabric_text(config: RunConfig, width: int) -> str:
+    """The fabric's Verilog (:func:`~.runner.generate_verilog`), once per process."""
+    return generate_verilog(config, width)
+
+
+def build_text(name: str, verilog: str, top: str, config: RunConfig, width: int, *,
+               public: Sequence[str], simulator: str = "verilator",
+               recipe: Recipe = DEFAULT_RECIPE, root: Path | None = None,
+               progress: Progress | None = None, force: bool = False) -> Build:
+    """Compile ``verilog`` with top module ``top`` (or reuse an identical build).
+
+    Parameters
+    ----------
+    name : str
+        Readable part of the cache folder's name (the key follows it).
+    public : sequence of str
+        Verilator name patterns of ``top`` made visible to cocotb
+        (:func:`~.simulators.ports_vlt`); nothing else is.
+    force : bool
+        Rebuild even when a finished build exists (the benchmark).
+    """
+    _check_build_options(simulator, None)
+    say = progress or (lambda msg: None)
+    root = build_root() if root is None else Path(root)
+    trace = "icarus" if simulator == "icarus" else None
+    key = build_cache.build_key(verilog, dict(
+        simulator=simulator, top=top, public=list(public),
+        recipe=asdict(recipe) if simulator == "verilator" else None))
+    directory = root / f"{name}-{key}"
+    vfile = directory / f"{top}.v"
+    reused = Build(config, width, simulator, trace, directory, vfile, True, 0.0)
+    sweep(root, legacy=True)
+    if not force and build_cache.is_valid(directory, key):
+        say(f"reusing build {directory}")
+        return reused
+    root.mkdir(parents=True, exist_ok=True)
+    with build_cache.entry_lock(root, directory.name, on_wait=lambda: say(
+            f"waiting for another process building {directory} ...")):
+        if not force and build_cache.is_valid(directory, key):
+            return reused
+        with scratch(root, directory.name) as tmp:
+            t0 = time.monotonic()
+            source = atomic_write(tmp / f"{top}.v", verilog)
+            log = tmp / "build.log"
+            say(f"building {name} with {simulator} in {directory} ...")
+            try:
+                if simulator == "verilator":
+                    _use_verilator()
+                    runtime = verilator_runtime.cached(None)
+                    vlt = atomic_write(tmp / "ports.vlt", ports_vlt(top, public))
+                    build_verilator(top=top, sources=[vlt, source], build_dir=tmp, log=log,
+                                    trace=None, recipe=recipe, runtime=runtime)
+                    if runtime is None:
+                        verilator_runtime.store(tmp, None)
+                else:
+                    build_icarus(top=top, sources=[source], build_dir=tmp, log=log)
+            except (RuntimeError, SystemExit, OSError) as e:
+                raise CosimError(f"{simulator} build of {name} failed ({e}); last lines of "
+                                 f"the log:\n{_tail(log)}") from None
+            seconds = time.monotonic() - t0
+            build_cache.stamp(tmp, key, dict(config=config.to_json(), width=width, top=top,
+                                             simulator=simulator, seconds=round(seconds, 3),
+                                             versions=build_cache.versions()))
+            build_cache.publish(tmp, directory)
+    say(f"built in {seconds:.1f}s")
+    return Build(config, width, simulator, trace, directory, vfile, False, seconds)
+
+
+def simulate_text(b: Build, top: str, test_module: str, job: dict,
+                  files: Mapping[str, str], env_name: str) -> list:
+    """Run cocotb test module ``test_module`` on build ``b``; returns its JSON result.
+
+    ``job`` (JSON) is written to ``job.json`` and named by the environment
+    variable ``env_name``; ``files`` (name -> text) are written into the
+    run's working folder first (the expected trace the ROM loads).
+
+    Raises
+    ------
+    CosimError
+        The simulator failed or the testbench left no result.
+    """
+    runs_dir = b.directory / "runs"
+    runs_dir.mkdir(exist_ok=True)
+    sweep(runs_dir)
+    with scratch(runs_dir, "run") as work:
+        result = work / "result.json"
+        for fname, text in files.items():
+            (work / fname).write_text(text, encoding="utf-8")
+        (work / "job.json").write_text(json.dumps(dict(job, result_path=str(result))),
+                                       encoding="utf-8")
+        if b.simulator == "verilator":
+            _use_verilator()
+        try:
+            run_simulator(b.simulator, top=top, test_module=test_module,
+                          build_dir=b.directory, work=work,
+                          env={env_name: str(work / "job.json")}, log=work / "sim.log")
+            if not result.is_file():
+                raise CosimError("the testbench left no result")
+        except (CosimError, RuntimeError, SystemExit, OSError) as e:
+            kept = runs_dir / f"failed-{time.strftime('%Y%m%d-%H%M%S')}{work.suffix}"
+            work.replace(kept)
+            raise CosimError(f"simulation of {b.config.slug} failed ({e}); see "
+                             f"{kept / 'sim.log'}; last lines:\n{_tail(kept / 'sim.log')}") \
+                from None
+        return json.loads(result.read_text(encoding="utf-8"))
+
+
+def fabric_build(config: RunConfig, width: int, verilog: str, name: str, *,
+                 simulator: str = "verilator", root: Path | None = None,
+                 progress: Progress | None = None) -> Build:
+    """A per-cycle (trace mode) build of a stand-in fabric text with the fabric's ports."""
+    from .simulators import PORT_PATTERNS
+    return build_text(name, verilog, TOP, config, width, public=PORT_PATTERNS,
+                      simulator=simulator, root=root, progress=progress)

@@ -1,0 +1,144 @@
+"""The fast co-simulation mode (issue 17): in-hardware checker, one judge, per-cycle rerun.
+
+* fault injection (:mod:`pipegossip.sim.fast_faults`): a wrong action, a
+  wrong peer, a dropped word and a misrouted word, each at a chosen cycle
+  and processor, selected per run through ``hold`` (one build per mode);
+  the fast checker and the per-cycle mode name the same first mismatch;
+* both modes agree on a handful of existing cosim configurations;
+* the fast record round-trips through JSON and is judged by the one judge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from pipegossip.model.config import RunConfig
+from pipegossip.model.runtable import R
+from pipegossip.sim.cosim import cosimulate, default_runs
+from pipegossip.sim.fast_faults import FAULT_KINDS, Fault, faulty_verilog
+from pipegossip.sim.fast_mode import expected_hex, fast_cosimulate, fast_record
+from pipegossip.sim.fast_build import fabric_build
+from pipegossip.sim.judge import judge, model_result
+from pipegossip.sim.record import HwRun
+from pipegossip.sim.runner import run_build
+from pipegossip.sim.simulators import DEFAULT_RECIPE
+
+#: The tests check logic, not speed: the cheaper build recipe (the fast mode's
+#: own for these small N; fast_mode.FAST_RECIPE is for N >= 16).
+CHEAP = DEFAULT_RECIPE
+
+
+def _faults(config: RunConfig) -> tuple[Fault, ...]:
+    """One fault of each kind, at cycles where the victim receives (drop, misroute)."""
+    table = model_result(config).table
+    receives = [(t + 1, int(p)) for t in range(table.length)
+                for p in np.flatnonzero(table.actions[:, t] == R)]
+    (t1, p1), (t2, p2) = receives[3], receives[len(receives) // 2]
+    return (Fault("action", 3, 1), Fault("peer", 5, 2), Fault("drop", t1, p1),
+            Fault("misroute", t2, p2))
+
+
+def _key(m):
+    return None if m is None else (m.cycle, m.processor, m.kind)
+
+
+@pytest.fixture(scope="module")
+def faulty():
+    config = RunConfig.family(5, "pipelined")
+    faults = _faults(config)
+    text = faulty_verilog(config, 8, faults)
+    base = default_runs(config, (0,))[0]
+    runs = [replace(base, hold=1 << k, reset=True) for k in range(len(faults))]
+    return config, faults, text, runs
+
+
+def test_fault_injection_both_modes_name_the_same_first_mismatch(faulty):
+    config, faults, text, runs = faulty
+    fast = fast_cosimulate(config, 8, runs=runs, fabric=text, name="n5-fault-injection",
+                           recipe=CHEAP)
+    assert fast.reruns == [0, 1, 2, 3]
+    # Trace mode on its own, every run from the start.
+    tb = fabric_build(config, 8, text, "n5-fault-injection-trace")
+    trace = [judge(config, 8, r) for r in run_build(tb, runs)]
+    for fault, f, rerun, t in zip(faults, fast.fast_verdicts, fast.verdicts, trace):
+        assert not f.match and not t.match, fault
+        # The in-hardware checker and the per-cycle mode: same cycle, processor, kind.
+        assert _key(f.first_mismatch) == _key(t.first_mismatch), fault
+        assert f.first_mismatch.cycle == fault.cycle
+        # The reported verdict is the per-cycle rerun's: expected and got in full.
+        assert str(rerun.first_mismatch) == str(t.first_mismatch)
+        assert "fast-mode" not in rerun.report()
+    kinds = [t.first_mismatch.kind for t in trace]
+    assert kinds == ["trace", "trace", "delivery", "delivery"]
+    assert [f.kind for f in faults] == list(FAULT_KINDS)
+
+
+def test_fault_free_runs_of_the_faulty_build_match(faulty):
+    config, _, text, runs = faulty
+    clean = [replace(r, hold=0) for r in runs[:2]]
+    fast = fast_cosimulate(config, 8, runs=clean, fabric=text, name="n5-fault-injection",
+                           recipe=CHEAP)
+    assert [v.match for v in fast.verdicts] == [True, True] and fast.reruns == []
+
+
+AGREE = [
+    pytest.param(RunConfig.family(4, "identity"), marks=pytest.mark.slow),
+    RunConfig.family(5, "pipelined", sessions=2),
+    pytest.param(RunConfig.family(8, "pipelined"), marks=pytest.mark.slow),
+    RunConfig.family(6, "pipelined", receive="any", substitute=True),
+]
+
+
+@pytest.mark.parametrize("config", AGREE, ids=lambda c: c.slug)
+def test_both_modes_agree(config):
+    fast = cosimulate(config, 8, word_seeds=(0, 1), spurious_start=True, mode="fast",
+                      recipe=CHEAP)
+    trace = cosimulate(config, 8, word_seeds=(0, 1), spurious_start=True, mode="trace")
+    assert fast.mode == "fast" and fast.fast.reruns == []
+    assert [v.match for v in fast.verdicts] == [v.match for v in trace.verdicts] == [True, True]
+    for v, t in zip(fast.verdicts, trace.verdicts):
+        s = v.run.summary
+        assert s["busy_cycles"] == t.hw_length == model_result(config).length
+        assert s["deliveries"] == int(t.run.window("dvalid", 1, t.hw_length).sum())
+        assert s["used_sum"] == int(t.hw_utilization.sum())
+
+
+@pytest.mark.slow
+def test_a_wrong_model_is_caught_in_fast_mode_and_reported_per_cycle():
+    good = RunConfig.family(5, "pipelined")
+    bad = RunConfig.family(5, "identity")
+    out = fast_cosimulate(bad, 8, against=good, recipe=CHEAP)
+    assert out.reruns == [0]
+    assert _key(out.fast_verdicts[0].first_mismatch) == _key(out.verdicts[0].first_mismatch)
+
+
+def test_fast_record_round_trips_and_is_judged():
+    config = RunConfig.family(5, "pipelined")
+    model = model_result(config)
+    spec = default_runs(config)[0]
+    s = dict(finished=1, bad=0, bad_cycle=0, bad_proc=0, bad_kinds=0,
+             deliveries=len(model.deliveries), used_sum=int(model.utilization.sum()),
+             busy_cycles=model.length, done_at=model.length + 1, idle_bad=0, busy=0, done=1,
+             stall=0, wall_seconds=0.0, waited=model.length + 5, wakes=1)
+    run = fast_record(spec, config.n, s, True, False, "test")
+    again = HwRun.from_json(run.to_json())
+    assert again.summary == run.summary and "used" in again.missing
+    assert judge(config, 8, again).match
+    wrong = fast_record(spec, config.n, dict(s, deliveries=s["deliveries"] - 1, bad=1,
+                                             bad_cycle=4, bad_proc=2, bad_kinds=1 << 6),
+                        True, False, "test")
+    v = judge(config, 8, wrong)
+    assert _key(v.first_mismatch) == (4, 2, "delivery")
+    assert {m.kind for m in v.mismatches} == {"delivery"}
+    assert "MISMATCH" in v.report()
+
+
+def test_expected_trace_rows():
+    config = RunConfig.family(4, "identity")
+    rows = expected_hex(config).split()
+    assert len(rows) == model_result(config).length + 4 + 1
+    assert len({len(r) for r in rows}) == 1
+    assert int(rows[-1], 16) == 0  # idle after L
