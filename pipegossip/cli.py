@@ -48,7 +48,7 @@ COMMAND_MODULES = [
     "pipegossip.model_cli",
     "pipegossip.sweep_cli",
     "pipegossip.hw_cli",
-    "pipegossip.sim.cli",
+    "pipegossip.sim_cli",
     "pipegossip.waveforms_cli",
     "pipegossip.fpga_cli",
     "pipegossip.schedule_cli",

