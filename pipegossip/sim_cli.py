@@ -20,6 +20,8 @@ from .model.closed_forms import pipelined_length
 from .model.config import RunConfig
 from .model.errors import ConfigError
 from .model.metrics import Metrics
+from .limits import check_budget
+from .model.engine import simulate
 from .options import (add_config_arguments, config_from_args, decimal, positive_int,
                       progress_printer, word_width)
 from .sim.cosim import CosimResult, cosimulate
@@ -185,12 +187,20 @@ def _text_summary(result: CosimResult) -> str:
 def cmd_cosim(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     waves = waves_requested(args.waves)
+    mode = "trace" if waves else args.mode
+    # Every run's record is kept for the judge: in trace mode every sampled
+    # cycle (about 100 bytes per processor-cycle: nine fields of 8 bytes, plus
+    # lists), in fast mode a summary of a few KiB.
+    per_run = (simulate(config).length + 16) * config.n * 100 if mode == "trace" else 4096
+    check_budget("memory", (64 << 20) + args.runs * per_run,
+                 f"{args.runs:,} {mode}-mode runs of {config.slug}",
+                 "or use the fast mode (the default without --waves)" if mode == "trace" else "")
     seeds = list(range(args.word_seed, args.word_seed + args.runs))
     try:
         result = cosimulate(config, args.width, simulator=args.simulator, waves=waves,
                             word_seeds=seeds, spurious_start=len(seeds) > 1,
                             progress=progress_printer("cosim", args.quiet),
-                            mode="trace" if waves else args.mode)
+                            mode=mode)
     except (CosimError, ToolchainError) as e:
         return _fail("cosim", e)
     if args.format == "json":

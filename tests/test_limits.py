@@ -72,3 +72,24 @@ def test_fabric_refuses_a_width_past_the_table_limit():
 
     with pytest.raises(ValueError, match=f"at most {MAX_WIDTH}"):
         Fabric(RunConfig.family(4, "identity"), MAX_WIDTH + 1)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["cosim", "--n", "4", "--order", "identity", "--runs", "1000000000", "--quiet"],
+     "PIPEGOSSIP_MAX_MEMORY"),
+    (["cosim", "--n", "4", "--order", "identity", "--runs", "1000000000", "--mode", "trace"],
+     "or use the fast mode"),
+    (["plot", "scaling", "--max-n", "1000000", "-o", "x.png"], "conjecture21"),
+    (["table8", "--max-n", "1048576"], "Table 8 ends at N=2048"),
+])
+def test_long_runs_refused_with_what_to_do(tmp_path, monkeypatch, capsys, args, needle):
+    """Rows 13 and 14: no upper limit (14.5 GB in a minute), or a silent stop at 2048."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pipegossip.limits._default_memory", lambda: 8 << 30)
+    monkeypatch.delenv("PIPEGOSSIP_MAX_MEMORY", raising=False)
+    started = time.monotonic()
+    assert cli.main(args) == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err
+    assert list(tmp_path.iterdir()) == []
