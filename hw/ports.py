@@ -127,10 +127,14 @@ _BY_KEY = {p.key: p for p in PORTS}
 
 def port_spec(key: str) -> PortSpec:
     """The table entry ``key`` (``"peer"``, ``"delivery__word"``)."""
+    return _lookup(_BY_KEY, key, "the fabric")
+
+
+def _lookup(by_key: dict, key: str, fabric: str):
     try:
-        return _BY_KEY[key]
+        return by_key[key]
     except KeyError:
-        raise KeyError(f"the fabric has no port {key!r}") from None
+        raise KeyError(f"{fabric} has no port {key!r}") from None
 
 
 def ports(n: int, sessions: int = 1, width: int = 8) -> list[Port]:
@@ -145,18 +149,22 @@ def ports(n: int, sessions: int = 1, width: int = 8) -> list[Port]:
     width : int
         Word width in bits.
     """
+    return _flatten(PORTS, n, lambda s: s.width(n, sessions, width))
+
+
+def _flatten(specs, n: int, width_of: Callable) -> list[Port]:
+    """The Verilog ports of table ``specs`` with ``n`` processors; ``width_of(spec)``."""
     out: list[Port] = []
-    groups: dict[str, list[PortSpec]] = {}
-    for spec in PORTS:
+    groups: dict[str, list] = {}
+    for spec in specs:
         groups.setdefault(spec.group, []).append(spec)
     # Arrays flatten processor by processor, each with all its group's fields.
     for members in groups.values():
         if not members[0].per_processor:
-            out += [Port(s.key, s.direction, s.width(n, sessions, width), s.key) for s in members]
+            out += [Port(s.key, s.direction, width_of(s), s.key) for s in members]
             continue
         for i in range(n):
-            out += [Port(s.verilog_name(i), s.direction, s.width(n, sessions, width), s.key, i)
-                    for s in members]
+            out += [Port(s.verilog_name(i), s.direction, width_of(s), s.key, i) for s in members]
     return out
 
 
@@ -292,26 +300,12 @@ _SCHEDULE_BY_KEY = {p.key: p for p in SCHEDULE_PORTS}
 
 def schedule_port_spec(key: str) -> SchedulePortSpec:
     """The :data:`SCHEDULE_PORTS` entry ``key`` (``"send__word"``)."""
-    try:
-        return _SCHEDULE_BY_KEY[key]
-    except KeyError:
-        raise KeyError(f"the schedule fabric has no port {key!r}") from None
+    return _lookup(_SCHEDULE_BY_KEY, key, "the schedule fabric")
 
 
 def schedule_ports(size: ScheduleSize) -> list[Port]:
     """Every Verilog port of a schedule fabric of ``size``, in signature order."""
-    out: list[Port] = []
-    groups: dict[str, list[SchedulePortSpec]] = {}
-    for spec in SCHEDULE_PORTS:
-        groups.setdefault(spec.group, []).append(spec)
-    for members in groups.values():
-        if not members[0].per_processor:
-            out += [Port(s.key, s.direction, s.width(size), s.key) for s in members]
-            continue
-        for i in range(size.n):
-            out += [Port(s.verilog_name(i), s.direction, s.width(size), s.key, i)
-                    for s in members]
-    return out
+    return _flatten(SCHEDULE_PORTS, size.n, lambda s: s.width(size))
 
 
 __all__ += ["ScheduleSize", "SchedulePortSpec", "SCHEDULE_PORTS", "schedule_port_spec",

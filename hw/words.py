@@ -282,22 +282,9 @@ def tagged_word(source: int, session: int, n: int, sessions: int, width: int,
 
 
 def tagged_words(n: int, sessions: int, width: int, seed: int = 0) -> list[list[int]]:
-    """The word of every processor in every session.
+    """The word of every processor in every session: ``WordScheme(...).table()``.
 
-    Parameters
-    ----------
-    n : int
-        Number of processors.
-    sessions : int
-        Number of sessions.
-    width : int
-        Word width in bits (>= 1).
-    seed : int
-        Word seed; the same arguments always give the same words.
-
-    Returns
-    -------
-    list of list of int
-        ``words[src][session]``, each in ``0 .. 2**width - 1``.
+    The parameters are :class:`WordScheme`'s. Returns ``words[src][session]``,
+    each in ``0 .. 2**width - 1``.
     """
     return WordScheme(n, sessions, width, seed).table()

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .cli import UsageError
-from .options import (add_config_arguments, config_from_args, decimal, int_list,
-                      progress_printer, word_width, word_widths)
+from .options import (add_config_arguments, checked_number, choice_list, config_from_args,
+                      decimal, int_list, progress_printer, word_width, word_widths)
 from .sweep import SweepOptions, add_sweep_arguments, run_sweep
 from .sweep_cli import print_failures
 from .hw.fpga.devices import BOARDS, DEVICES
@@ -33,35 +33,10 @@ __all__ = ["register", "SWEEP_NS", "SWEEP_TIMEOUT_S"]
 SWEEP_TIMEOUT_S = 1800.0
 
 
-def _mhz(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a frequency in MHz, got {text!r}") from None
-    if not 0 < value <= 1000:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1000] MHz, got {text!r}")
-    return value
-
-
-def _minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected minutes, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more, got {text!r}")
-    return value
-
-
-def _choice_list(choices):
-    def parse(text: str) -> list[str]:
-        values = [x.strip() for x in text.split(",") if x.strip()]
-        bad = [v for v in values if v not in choices]
-        if not values or bad:
-            raise argparse.ArgumentTypeError(
-                f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
-        return values
-    return parse
+_mhz = checked_number(float, "a frequency in MHz", lambda v: 0 < v <= 1000,
+                      "must be in (0, 1000] MHz, got {text!r}")
+_minutes = checked_number(float, "minutes", lambda v: not v < 0,
+                          "must be 0 (no limit) or more, got {text!r}")
 
 
 @contextmanager
@@ -120,14 +95,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "build in parallel, each result is cached in the store, and an interrupted sweep "
         "resumes. Writes sweep.csv, sweep.md and sweep.png (default into "
         "STORE/fpga-sweep/) and prints the table.")
-    s.add_argument("--devices", type=_choice_list(list(DEVICES)),
+    s.add_argument("--devices", type=choice_list(list(DEVICES)),
                    default=["ice40-up5k", "ecp5-25k"],
                    help="comma-separated devices; default ice40-up5k,ecp5-25k")
     s.add_argument("--n", dest="ns", type=int_list(), default=None, metavar="N,N,...",
                    help="processor counts; default 4,8,16 (ECP5 also 32)")
     s.add_argument("--widths", type=word_widths, default=[8, 32], metavar="W,W,...",
                    help="word widths; default 8,32")
-    s.add_argument("--features", type=_choice_list(list(FEATURES)), default=list(FEATURES),
+    s.add_argument("--features", type=choice_list(list(FEATURES)), default=list(FEATURES),
                    help=f"feature variants; default {','.join(FEATURES)}")
     s.add_argument("--pnr-seed", type=decimal, default=1, metavar="S")
     s.add_argument("-o", "--output", default=None, metavar="DIR",

@@ -249,16 +249,26 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _search_limits(option: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise UsageError(f"{option} must be between {low} and {high} (the search grows fast), "
+                         f"got {value}")
+
+
+def _need_pysat(command: str) -> None:
+    """A clear message instead of an import error mid-search."""
+    try:
+        import pysat  # noqa: F401
+    except ImportError:
+        raise UsageError(f"{command} needs python-sat: pip install python-sat") from None
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from .model.algorithms import polling
     from .model.schedules.validate import validate
-    if not 3 <= args.k <= 5:
-        raise UsageError(f"--k must be between 3 and 5 (the search grows fast), got {args.k}")
-    try:
-        from .model.algorithms.polling_search import min_polling_messages
-        import pysat  # noqa: F401 - a clear message instead of an import error mid-search
-    except ImportError:
-        raise UsageError("polling-search needs python-sat: pip install python-sat") from None
+    _search_limits("--k", args.k, 3, 5)
+    _need_pysat("polling-search")
+    from .model.algorithms.polling_search import min_polling_messages
     gen = polling.polling_complete if args.graph == "complete" else polling.polling_hypercube
     start = validate(gen(args.k)).messages
     r = min_polling_messages(args.graph, args.k, start)
@@ -281,13 +291,9 @@ def cmd_short_search(args: argparse.Namespace) -> int:
     from .model.algorithms.short_messages import short_messages
     from .model.schedules.bounds import packet_calls_lower
     from .model.schedules.validate import validate
-    if not 2 <= args.n <= 10:
-        raise UsageError(f"--n must be between 2 and 10 (the search grows fast), got {args.n}")
-    try:
-        from .model.algorithms.short_messages_search import calls_schedule, min_calls_sat
-        import pysat  # noqa: F401 - a clear message instead of an import error mid-search
-    except ImportError:
-        raise UsageError("short-messages-search needs python-sat: pip install python-sat") from None
+    _search_limits("--n", args.n, 2, 10)
+    _need_pysat("short-messages-search")
+    from .model.algorithms.short_messages_search import calls_schedule, min_calls_sat
     ours = validate(short_messages(args.n, args.p)).calls
     lower = packet_calls_lower(args.n, args.p).value
     r = min_calls_sat(args.n, args.p, lower, ours, args.time_limit)

@@ -18,8 +18,8 @@ from .model.config import RECEIVE_DISCIPLINES, RunConfig
 from .model.errors import ConfigError
 from .model.orders import FAMILIES, load_orders
 
-__all__ = ["add_config_arguments", "config_from_args", "decimal", "int_list", "positive_int",
-           "progress_printer", "word_width", "word_widths"]
+__all__ = ["add_config_arguments", "checked_number", "choice_list", "config_from_args", "decimal",
+           "int_list", "positive_int", "progress_printer", "word_width", "word_widths"]
 
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
@@ -58,6 +58,36 @@ def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
             raise argparse.ArgumentTypeError(
                 f"values must be at least {minimum}, got {min(values)}")
         return values
+    return parse
+
+
+def choice_list(choices) -> Callable[[str], list[str]]:
+    """argparse type: a comma-separated list of names, each one of ``choices``."""
+    def parse(text: str) -> list[str]:
+        values = [x.strip() for x in text.split(",") if x.strip()]
+        bad = [v for v in values if v not in choices]
+        if not values or bad:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
+        return values
+    return parse
+
+
+def checked_number(convert: Callable[[str], float], expected: str,
+                   accept: Callable[[float], bool], refusal: str) -> Callable[[str], float]:
+    """argparse type: ``convert(text)``, refused unless ``accept(value)``.
+
+    ``expected`` names what a value looks like ("seconds"); ``refusal`` is the
+    message for a value ``accept`` refuses, formatted with ``text`` and ``value``.
+    """
+    def parse(text: str) -> float:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(refusal.format(text=text, value=value))
+        return value
     return parse
 
 

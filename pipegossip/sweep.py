@@ -36,6 +36,7 @@ from typing import TextIO
 
 from .files import atomic_write
 from .model.errors import ConfigError
+from .options import checked_number
 from .sweep_store import DEFAULT_STORE, ResultStore, canonical_json, job_key, tool_versions
 
 __all__ = ["Job", "Outcome", "SweepOptions", "SweepRun", "JobTimeout", "JobError",
@@ -56,24 +57,10 @@ class JobError(Exception):
     """A job failed in its own process; the message is that process's last error line."""
 
 
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (in-process) or more, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
-    return value
+_workers = checked_number(int, "an integer", lambda v: v >= 0,
+                          "must be 0 (in-process) or more, got {value}")
+_seconds = checked_number(float, "seconds", lambda v: v > 0,
+                          "must be more than 0 seconds, got {text}")
 
 
 def _address(text: str) -> str:

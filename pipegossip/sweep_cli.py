@@ -22,7 +22,7 @@ from .files import atomic_directory, atomic_write
 from .model.errors import ConfigError
 from .model.config import RECEIVE_DISCIPLINES
 from .model.orders import FAMILIES
-from .options import decimal, int_list, positive_int, word_width
+from .options import choice_list, decimal, int_list, positive_int, word_width
 from .sweep import Job, SweepOptions, SweepRun, add_sweep_arguments, run_sweep
 from .sweep_store import ResultStore
 
@@ -94,12 +94,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "failed job.")
     p.add_argument("--n", dest="ns", type=int_list(minimum=2), default=[4, 8],
                    metavar="N,N,...", help="processor counts; default 4,8")
-    p.add_argument("--orders", type=_names(FAMILIES), default=["pipelined", "identity"],
+    p.add_argument("--orders", type=choice_list(FAMILIES), default=["pipelined", "identity"],
                    metavar="ORDER,...", help=f"order families ({', '.join(FAMILIES)}); "
                    "default pipelined,identity")
     p.add_argument("--order-seed", type=decimal, default=0, metavar="S",
                    help="seed of the random order family; default 0")
-    p.add_argument("--receive", dest="receives", type=_names(RECEIVE_DISCIPLINES),
+    p.add_argument("--receive", dest="receives", type=choice_list(RECEIVE_DISCIPLINES),
                    default=["ordered"], metavar="R,...",
                    help=f"receive disciplines ({', '.join(RECEIVE_DISCIPLINES)}); default ordered")
     p.add_argument("--substitute", action="store_true",
@@ -167,17 +167,6 @@ def cmd_conjecture21(args: argparse.Namespace) -> int:
     return print_failures(run, "pipegossip conjecture21")
 
 
-def _names(choices):
-    def parse(text: str) -> list[str]:
-        values = [x.strip() for x in text.split(",") if x.strip()]
-        bad = [v for v in values if v not in choices]
-        if not values or bad:
-            raise argparse.ArgumentTypeError(
-                f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
-        return values
-    return parse
-
-
 def cmd_cosim_sweep(args: argparse.Namespace) -> int:
     # Imported here: the command line registers its commands without the simulator stack.
     from .sim.sweep_job import cosim_configs, cosim_jobs
@@ -229,10 +218,16 @@ def efficiency_figure(series: dict[str, list[tuple[int, float]]], title: str = "
         ax.plot([n for n, _ in points], [100 * e for _, e in points], marker="o", ms=3,
                 label=label)
     ax.axhline(200 / 3, color="crimson", ls="--", lw=1, label="2/3 (Conjecture 21)")
+    return _versus_n(fig, ax, "E (%)", title)
+
+
+def _versus_n(fig, ax, ylabel: str, title: str | None = None):
+    """Finish a figure of something versus N: log2 N axis, labels, grid, legend."""
     ax.set_xscale("log", base=2)
     ax.set_xlabel("N (processors)")
-    ax.set_ylabel("E (%)")
-    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -270,13 +265,7 @@ def _fpga_figure(records: list[dict], value: Callable[[dict], float], ylabel: st
     for label, points in sorted(series.items()):
         points.sort()
         ax.plot([n for n, _ in points], [v for _, v in points], marker="o", ms=3, label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("N (processors)")
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _versus_n(fig, ax, ylabel)
 
 
 def _csv(records: list[dict]) -> str:

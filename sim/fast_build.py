@@ -28,8 +28,8 @@ from ..files import atomic_write
 from ..model.config import RunConfig
 from . import build_cache, verilator_runtime
 from .paths import build_root
-from .runner import TOP, Build, CosimError, Progress, _check_build_options, _tail, \
-    _use_verilator, generate_verilog
+from .runner import TOP, Build, CosimError, Progress, _cached_build, _check_build_options, \
+    _tail, _use_verilator, generate_verilog
 from .scratch import scratch, sweep
 from .simulators import DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, ports_vlt, \
     run_simulator
@@ -68,42 +68,29 @@ def build_text(name: str, verilog: str, top: str, config: RunConfig, width: int,
         recipe=asdict(recipe) if simulator == "verilator" else None))
     directory = root / f"{name}-{key}"
     vfile = directory / f"{top}.v"
+
+    def compile_into(tmp: Path) -> dict:
+        source = atomic_write(tmp / f"{top}.v", verilog)
+        log = tmp / "build.log"
+        say(f"building {name} with {simulator} in {directory} ...")
+        try:
+            if simulator == "verilator":
+                _use_verilator()
+                runtime = verilator_runtime.cached(None)
+                vlt = atomic_write(tmp / "ports.vlt", ports_vlt(top, public))
+                build_verilator(top=top, sources=[vlt, source], build_dir=tmp, log=log,
+                                trace=None, recipe=recipe, runtime=runtime)
+                if runtime is None:
+                    verilator_runtime.store(tmp, None)
+            else:
+                build_icarus(top=top, sources=[source], build_dir=tmp, log=log)
+        except (RuntimeError, SystemExit, OSError) as e:
+            raise CosimError(f"{simulator} build of {name} failed ({e}); last lines of "
+                             f"the log:\n{_tail(log)}") from None
+        return dict(config=config.to_json(), width=width, top=top, simulator=simulator)
+
     reused = Build(config, width, simulator, trace, directory, vfile, True, 0.0)
-    sweep(root, legacy=True)
-    if not force and build_cache.is_valid(directory, key):
-        say(f"reusing build {directory}")
-        return reused
-    root.mkdir(parents=True, exist_ok=True)
-    with build_cache.entry_lock(root, directory.name, on_wait=lambda: say(
-            f"waiting for another process building {directory} ...")):
-        if not force and build_cache.is_valid(directory, key):
-            return reused
-        with scratch(root, directory.name) as tmp:
-            t0 = time.monotonic()
-            source = atomic_write(tmp / f"{top}.v", verilog)
-            log = tmp / "build.log"
-            say(f"building {name} with {simulator} in {directory} ...")
-            try:
-                if simulator == "verilator":
-                    _use_verilator()
-                    runtime = verilator_runtime.cached(None)
-                    vlt = atomic_write(tmp / "ports.vlt", ports_vlt(top, public))
-                    build_verilator(top=top, sources=[vlt, source], build_dir=tmp, log=log,
-                                    trace=None, recipe=recipe, runtime=runtime)
-                    if runtime is None:
-                        verilator_runtime.store(tmp, None)
-                else:
-                    build_icarus(top=top, sources=[source], build_dir=tmp, log=log)
-            except (RuntimeError, SystemExit, OSError) as e:
-                raise CosimError(f"{simulator} build of {name} failed ({e}); last lines of "
-                                 f"the log:\n{_tail(log)}") from None
-            seconds = time.monotonic() - t0
-            build_cache.stamp(tmp, key, dict(config=config.to_json(), width=width, top=top,
-                                             simulator=simulator, seconds=round(seconds, 3),
-                                             versions=build_cache.versions()))
-            build_cache.publish(tmp, directory)
-    say(f"built in {seconds:.1f}s")
-    return Build(config, width, simulator, trace, directory, vfile, False, seconds)
+    return _cached_build(reused, key, root, force, say, compile_into)
 
 
 def simulate_text(b: Build, top: str, test_module: str, job: dict,

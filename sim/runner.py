@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..files import atomic_write
@@ -171,7 +171,25 @@ def build(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
         recipe=asdict(recipe) if simulator == "verilator" else None))
     directory = root / f"{config.slug}-w{width}-{key}"
     vfile = directory / f"{TOP}.v"
+
+    def compile_into(tmp: Path) -> dict:
+        _compile(config, width, simulator, trace, recipe, verilog, tmp, directory, say)
+        return dict(config=config.to_json(), width=width, simulator=simulator, trace=trace)
+
     reused = Build(config, width, simulator, trace, directory, vfile, True, 0.0)
+    return _cached_build(reused, key, root, force, say, compile_into)
+
+
+def _cached_build(reused: Build, key: str, root: Path, force: bool, say: Progress,
+                  compile_into: Callable[[Path], dict]) -> Build:
+    """Return ``reused`` if its directory holds a finished build of ``key``, else build it.
+
+    ``compile_into(tmp)`` compiles into the scratch folder ``tmp`` and returns
+    the build's description for its stamp (``seconds`` and ``versions`` are
+    added); the folder is then published as ``reused.directory`` under the
+    cache entry's lock, so concurrent processes build it once.
+    """
+    directory = reused.directory
     sweep(root, legacy=True)
     if not force and build_cache.is_valid(directory, key):
         say(f"reusing build {directory}")
@@ -187,14 +205,13 @@ def build(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
             say(f"{directory} is not a finished build of key {key}: rebuilding it")
         with scratch(root, directory.name) as tmp:
             t0 = time.monotonic()
-            _compile(config, width, simulator, trace, recipe, verilog, tmp, directory, say)
+            description = compile_into(tmp)
             seconds = time.monotonic() - t0
-            build_cache.stamp(tmp, key, dict(
-                config=config.to_json(), width=width, simulator=simulator, trace=trace,
-                seconds=round(seconds, 3), versions=build_cache.versions()))
+            build_cache.stamp(tmp, key, dict(description, seconds=round(seconds, 3),
+                                             versions=build_cache.versions()))
             build_cache.publish(tmp, directory)
     say(f"built in {seconds:.1f}s")
-    return Build(config, width, simulator, trace, directory, vfile, False, seconds)
+    return replace(reused, reused=False, seconds=seconds)
 
 
 def _compile(config: RunConfig, width: int, simulator: str, trace: str | None,

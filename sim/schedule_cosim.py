@@ -58,6 +58,23 @@ TAIL = 2
 Progress = Callable[[str], None]
 
 
+def _run_end(done: list, k: int, done_at: int | None, run: dict) -> tuple[int | None, str | None]:
+    """After sampling cycle ``k`` of a run: its ``done`` cycle so far, and why it ends.
+
+    ``done`` is the run's sampled ``done`` output up to cycle ``k``. The run
+    ends ``"done"`` ``run["tail"]`` cycles after ``done`` first rose (after
+    the start cycle 0), or ``"timeout"`` at cycle ``run["max_cycles"]``; None
+    means sample another cycle. Shared by the Amaranth and cocotb benches.
+    """
+    if done_at is None and k > 0 and done[-1]:
+        done_at = k
+    if done_at is not None and k - done_at + 1 >= run["tail"]:
+        return done_at, "done"
+    if k >= run["max_cycles"]:
+        return done_at, "timeout"
+    return done_at, None
+
+
 @dataclass
 class ScheduleJob:
     """What the cocotb testbench runs: a size and, per schedule, its load writes."""
@@ -127,18 +144,14 @@ def run_programs_amaranth(programs: Sequence[Program], size: ScheduleSize | None
             ctx.set(dut.load.valid, 0)
             rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
             ctx.set(dut.start, 1)
-            ended, done_at, k = "timeout", None, 0
+            done_at, k = None, 0
             while True:
                 for f, s in outs.items():
                     rows[f].append(ctx.get(s))
                 for f, sigs in lanes.items():
                     rows[f].append([ctx.get(s) for s in sigs])
-                if done_at is None and k > 0 and rows["done"][-1]:
-                    done_at = k
-                if done_at is not None and k - done_at + 1 >= job["tail"]:
-                    ended = "done"
-                    break
-                if k >= job["max_cycles"]:
+                done_at, ended = _run_end(rows["done"], k, done_at, job)
+                if ended:
                     break
                 await ctx.tick()
                 ctx.set(dut.start, 0)

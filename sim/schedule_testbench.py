@@ -49,7 +49,7 @@ def _handles(dut, n: int):
 @cocotb.test()
 async def schedule_runs(dut) -> None:
     """Run every entry of the job on this one build and write the records."""
-    from .schedule_cosim import JOB_ENV, ScheduleJob, _record  # noqa: PLC0415
+    from .schedule_cosim import JOB_ENV, ScheduleJob, _record, _run_end  # noqa: PLC0415
     from ..hw.ports import ScheduleSize  # noqa: PLC0415
 
     job = ScheduleJob.read(os.environ[JOB_ENV])
@@ -81,19 +81,15 @@ async def schedule_runs(dut) -> None:
         start.value = 1
         rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
         problems: list[str] = []
-        ended, done_at, k = "timeout", None, 0
+        done_at, k = None, 0
         while True:
             await ReadOnly()
             for f, h in scalars.items():
                 rows[f].append(_int(h, f, k, problems))
             for f, hs in lanes.items():
                 rows[f].append([_int(h, f, k, problems) for h in hs])
-            if done_at is None and k > 0 and rows["done"][-1]:
-                done_at = k
-            if done_at is not None and k - done_at + 1 >= run["tail"]:
-                ended = "done"
-                break
-            if k >= run["max_cycles"]:
+            done_at, ended = _run_end(rows["done"], k, done_at, run)
+            if ended:
                 break
             await RisingEdge(clk)
             start.value = 0

@@ -38,6 +38,14 @@ class _Sample(wiring.Component):
         return m
 
 
+def _simulate(dut, bench) -> None:
+    """Run testbench ``bench`` on ``dut`` with a 1 MHz clock."""
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
 def test_bare_top_feeds_every_input_from_the_chain_and_observes_every_output():
     dut = _Sample()
     top = BareTop(dut, name="dut", tied={"hold": 0})
@@ -53,10 +61,7 @@ def test_bare_top_feeds_every_input_from_the_chain_and_observes_every_output():
             outs.append(ctx.get(top.serial_out))
             await ctx.tick()
 
-    sim = Simulator(top)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    _simulate(top, bench)
     # 9 output bits: one boundary register, then XOR levels of 3 and 1 bits.
     latency = 3
     assert outs[50:] == parities[50 - latency:-latency]
@@ -80,10 +85,7 @@ def run_selftest(config, cycles, inject_at=None):
             await ctx.tick()
         seen.update(runs=ctx.get(dut.runs), error=ctx.get(dut.error), ok=ctx.get(dut.ok))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    _simulate(dut, bench)
     return seen
 
 
@@ -149,10 +151,7 @@ def test_status_line_goes_out_on_the_uart(runs, error):
             bits.append(ctx.get(tx.tx))
             await ctx.tick()
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    _simulate(m, bench)
     assert decode_uart(bits, 4).decode() == text
     assert ("PASS" in text) == (error == 0)
 

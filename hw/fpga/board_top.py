@@ -32,10 +32,8 @@ class BoardTop(wiring.Component):
 
     Parameters
     ----------
-    config : RunConfig
-        The fabric's configuration.
-    width : int
-        Word width.
+    config, width : RunConfig, int
+        The fabric's configuration and word width, as for :class:`SelfTest`.
     clock_mhz : float or None
         Run the design from a PLL at this frequency instead of the board's
         oscillator (iCE40 and ECP5 platforms).

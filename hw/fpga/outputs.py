@@ -23,6 +23,14 @@ REPORT_NAME = "report.json"
 _TOOL_TAG = "pipegossip fpga"
 
 
+def _folder_path(path: str | os.PathLike) -> Path:
+    """``path`` as a :class:`~pathlib.Path`; ValueError if it exists and is not a folder."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"output {str(path)!r} exists and is not a folder")
+    return path
+
+
 def check_output_dir(path: str | os.PathLike) -> Path:
     """Refuse an output folder the flow must not replace, or cannot write.
 
@@ -36,9 +44,7 @@ def check_output_dir(path: str | os.PathLike) -> Path:
     ValueError
         Naming the path and the reason.
     """
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"output {str(path)!r} exists and is not a folder")
+    path = _folder_path(path)
     earlier = _is_flow_output(path)
     if path.is_dir() and any(path.iterdir()) and not earlier:
         raise ValueError(f"refusing to replace {str(path)!r}: not empty and not an earlier "
@@ -65,9 +71,7 @@ def check_writable_folder(path: str | os.PathLike) -> Path:
     ValueError
         Naming the path and the reason.
     """
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"output {str(path)!r} exists and is not a folder")
+    path = _folder_path(path)
     nearest = path.absolute()
     while not nearest.exists():
         nearest = nearest.parent

@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 from ..crossbar import Crossbar
 from ..params import check_int, refusing
 from ..ports import OUT, SCHEDULE_PORTS, Port, ScheduleSize
-from .node import ScheduleNode, select_by
+from .node import ScheduleNode, one_hot, select_by
 
 __all__ = ["ScheduleFabric", "LoadKind", "LATENCY", "schedule_signature",
            "schedule_fabric_ports", "schedule_size"]
@@ -171,8 +171,8 @@ class ScheduleFabric(wiring.Component):
 
         ld = self.load
         take = ld.valid & ~busy
-        kind = _decode_kind(m, ld.kind)
-        node_sel = _decode_node(m, ld.node, n)
+        kind = one_hot(m, ld.kind, 4, name="load_node_onehot")
+        node_sel = one_hot(m, ld.node, n, name="load_node_onehot")
         header = take & kind[LoadKind.HEADER]
         with m.If(header):
             # the driver keeps length <= depth (the compiler refuses longer programs)
@@ -211,19 +211,3 @@ class ScheduleFabric(wiring.Component):
         ]
         return m
 
-
-def _decode_node(m: Module, value, count: int) -> Signal:
-    """One-hot of ``value`` as a case statement (constants compared at full width
-    would come out of Amaranth at minimal width, which Verilator's WIDTH lint flags)."""
-    out = Signal(count, name="load_node_onehot")
-    with m.Switch(value):
-        for k in range(count):
-            with m.Case(k):
-                m.d.comb += out.eq(1 << k)
-        with m.Default():  # a complete case: Verilator's CASEINCOMPLETE lint
-            m.d.comb += out.eq(0)
-    return out
-
-
-def _decode_kind(m: Module, value) -> Signal:
-    return _decode_node(m, value, 4)

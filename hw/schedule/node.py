@@ -10,7 +10,7 @@ from amaranth.lib.wiring import In, Out
 from ...model.schedules.program import EntryLayout
 from ..params import check_int, refusing
 
-__all__ = ["ScheduleNode", "select_by"]
+__all__ = ["ScheduleNode", "one_hot", "select_by"]
 
 
 class ScheduleNode(wiring.Component):
@@ -133,7 +133,7 @@ class ScheduleNode(wiring.Component):
             x_rslot.eq(self._field(entry, "recv_slot")),
             x_src.eq(source),
             # decoded here, a cycle early, so the crossbar sees flip-flops
-            onehot.eq(Mux(recv, _decode(m, source, n), 0)),
+            onehot.eq(Mux(recv, one_hot(m, source, n), 0)),
         ]
         m.d.comb += [
             self.select.eq(onehot),
@@ -160,20 +160,21 @@ class ScheduleNode(wiring.Component):
         with m.If(self.clear):
             m.d.sync += [held.eq(0), acc.eq(0)]
         with m.Elif(swr.en):
-            m.d.sync += held.eq(held | _decode(m, swr.addr, slots))
+            m.d.sync += held.eq(held | one_hot(m, swr.addr, slots))
             with m.If(x_comb):
                 # wrapping add: the documented associative combine operator
                 m.d.sync += acc.eq(acc + self.in_word)
         return m
 
 
-def _decode(m: Module, value: Value, count: int) -> Signal:
+def one_hot(m: Module, value: Value, count: int, name: str | None = None) -> Signal:
     """One-hot of ``value`` over ``count`` bits, as a case statement.
 
     ``1 << value`` or ``value == k`` would do too, but Amaranth emits their
-    constants at minimal width, which Verilator's WIDTH lint flags.
+    constants at minimal width, which Verilator's WIDTH lint flags. ``name``
+    names the signal (default ``out``).
     """
-    out = Signal(count)
+    out = Signal(count, name=name)
     with m.Switch(value):
         for k in range(count):
             with m.Case(k):

@@ -268,13 +268,7 @@ def cycle_gossip(n: int, p: int | None = 1) -> Schedule:
     node, ``(N+1)/2 + 1`` rounds, Theorem 3.5); packets hold at most two
     tokens. For N = 3 the ``p >= 2`` algorithm takes Table 1's 3 rounds, but
     Theorem 3.5 needs N > 3: the ``p = 1`` schedule gossips the triangle in 2.
-
-    Parameters
-    ----------
-    n : int
-        Number of nodes, at least 3.
-    p : int or None
-        Packet size; None is unlimited.
+    The parameters are those of :func:`path_gossip`.
     """
     _check(n, p)
     if p == 1:
