@@ -379,7 +379,7 @@ class _Sampler:
                 return ACTION_BY_NAME[key]
             if key.isdigit() and int(key) <= 4:
                 return int(key)
-        what = "undefined (x/z)" if v is None else f"{v!r}, not a SPEC section 10 action code"
+        what = "undefined (x/z)" if v is None else f"{v!r}, not an action code (docs/reference.md)"
         raise FormatError(f"action__{i} is {what} in cycle {self.step} of run {self.runs_seen}")
 
     def _record(self) -> None:
