@@ -1,0 +1,88 @@
+"""``pipegossip schedule matching|coloring``, ``network-table`` and ``network-bench`` options."""
+
+import json
+
+import pytest
+
+from pipegossip.cli import main
+
+
+def _run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("argv,r", [
+    (["matching", "--topology", "mesh", "--a", "4", "--b", "5"], 7),
+    (["matching", "--topology", "hypercube", "--k", "5", "--matcher", "greedy"], 5),
+    (["matching", "--topology", "torus", "--a", "4", "--b", "4", "--weights", "potential"], 4),
+    (["matching", "--topology", "butterfly", "--k", "3", "--primitive", "broadcast",
+      "--root", "5"], None),
+    (["matching", "--topology", "debruijn", "--k", "4", "--tau", "0.5", "--lookahead", "1"],
+     None),
+    (["matching", "--topology", "knodel", "--n", "16"], None),
+    (["coloring", "--topology", "pancake", "--k", "4", "--colors", "02102"], 5),
+    (["coloring", "--topology", "star", "--k", "4"], 6)])
+def test_schedule_then_check(tmp_path, capsys, argv, r):
+    out = tmp_path / "s.json"
+    assert _run(capsys, "schedule", *argv, "-o", str(out))[0] == 0
+    status, text, _ = _run(capsys, "check", str(out), "--format", "json")
+    assert status == 0
+    got = json.loads(text)
+    assert got["valid"] and (r is None or got["R"] == r)
+
+
+@pytest.mark.parametrize("argv", [
+    ["matching", "--topology", "mesh", "--k", "3"],
+    ["matching", "--topology", "mesh", "--a", "3"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--root", "0"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--primitive", "broadcast"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--colors", "01"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--tau", "-1"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--p", "2"],
+    ["matching", "--topology", "nosuch", "--k", "3"],
+    ["matching", "--topology", "explicit", "--n", "3"],
+    ["matching", "--topology", "hypercube", "--k", "15"],
+    ["matching", "--topology", "star", "--k", "9"],
+    ["matching", "--topology", "knodel", "--n", "7"],
+    ["coloring", "--topology", "star", "--k", "4", "--colors", "0x"],
+    ["coloring", "--topology", "star", "--k", "4", "--colors", "7"],
+    ["coloring", "--topology", "hypercube", "--k", "4", "--colors", "01"],
+    ["coloring", "--topology", "star", "--k", "4", "--tau", "1"],
+    ["coloring", "--topology", "complete", "--n", "4"],
+    ["matching", "--topology", "mesh", "--a", "3", "--b", "3", "--primitive", "gather"]])
+def test_bad_options_one_line_exit_2(capsys, argv):
+    status, out, err = _run(capsys, "schedule", *argv)
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_network_table6_json(capsys):
+    status, out, _ = _run(capsys, "network-table", "table6", "--max-k", "4", "--format", "json")
+    assert status == 0
+    rows = json.loads(out)
+    assert {r["graph"] for r in rows} >= {"pancake_4", "star_4", "ccc_4", "butterfly_3"}
+    assert all(r["R"] == r["paper_R"] for r in rows)
+    assert next(r for r in rows if r["graph"] == "pancake_4")["S"] == 23
+
+
+def test_network_table5_md(capsys):
+    status, out, _ = _run(capsys, "network-table", "table5", "--max-k", "3")
+    assert status == 0
+    assert out.startswith("| graph |") and "| debruijn_3 |" in out
+
+
+@pytest.mark.parametrize("argv", [["network-table", "table9"],
+                                  ["network-table", "table5", "--max-k", "2"],
+                                  ["network-table", "table5", "--format", "csv"],
+                                  ["network-bench", "--cases", "nosuch"]])
+def test_table_and_bench_bad_options(capsys, argv):
+    status, _, err = _run(capsys, *argv)
+    assert status == 2 and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_network_bench_runs(capsys):
+    status, out, _ = _run(capsys, "network-bench", "--cases", "pancake7")
+    assert status == 0 and "pancake7" in out
