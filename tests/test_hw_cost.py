@@ -41,6 +41,8 @@ def test_markdown_shows_the_difference_to_the_base():
 def test_cost_refuses_an_unwritable_output_before_synthesis(tmp_path, capsys):
     from pipegossip.cli import main
 
+    # Missing folders are created; a path through a file cannot be.
+    (tmp_path / "nope").write_text("a file, not a folder")
     out = tmp_path / "nope" / "c.md"
     assert main(["cost", "--sizes", "4", "--widths", "8", "--feature-sizes", "4",
                  "-o", str(out)]) == 2
@@ -49,4 +51,4 @@ def test_cost_refuses_an_unwritable_output_before_synthesis(tmp_path, capsys):
     # One line naming the path, and no synthesis started (no progress lines).
     assert captured.err.strip().splitlines() == [captured.err.strip()]
     assert str(out) in captured.err and "LUT4" not in captured.err
-    assert not (tmp_path / "nope").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nope"]
