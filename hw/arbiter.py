@@ -29,7 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import RECEIVE_DISCIPLINES
 from .bits import prefix_exclusive, thermometer_add
-from .params import check_int, refusing
+from .params import check_int
 
 __all__ = ["Resolver"]
 
@@ -80,16 +80,15 @@ class Resolver(wiring.Component):
 
     def __init__(self, n: int, *, receive: str = "ordered", substitute: bool = False,
                  sessions: int = 1, channels: int | None = None):
-        with refusing(self):
-            check_int("Resolver", "n", n, 2)
-            if receive not in RECEIVE_DISCIPLINES:
-                raise ValueError(f"Resolver receive must be one of "
-                                 f"{', '.join(RECEIVE_DISCIPLINES)}, not {receive!r}")
-            if not isinstance(substitute, bool):
-                raise TypeError(f"Resolver substitute must be a bool, not {substitute!r}")
-            check_int("Resolver", "sessions", sessions, 1)
-            if channels is not None:
-                check_int("Resolver", "channels", channels, 1, n // 2)
+        check_int("Resolver", "n", n, 2)
+        if receive not in RECEIVE_DISCIPLINES:
+            raise ValueError(f"Resolver receive must be one of "
+                             f"{', '.join(RECEIVE_DISCIPLINES)}, not {receive!r}")
+        if not isinstance(substitute, bool):
+            raise TypeError(f"Resolver substitute must be a bool, not {substitute!r}")
+        check_int("Resolver", "sessions", sessions, 1)
+        if channels is not None:
+            check_int("Resolver", "channels", channels, 1, n // 2)
         self._n = n
         self._receive = receive
         self._substitute = substitute

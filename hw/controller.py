@@ -17,7 +17,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.composer import Op, Program
 from ..model.runtable import IDLE, R, S, WR, WS
-from .params import check_int, refusing
+from .params import check_int
 from .bits import any_of, first_set, one_hot_to_binary, peer_width, session_width
 
 __all__ = ["Controller"]
@@ -110,16 +110,15 @@ class Controller(wiring.Component):
 
     def __init__(self, program: Program, *, sessions: int = 1, substitute: bool = False,
                  local: bool = False):
-        with refusing(self):
-            if not isinstance(program, Program):
-                raise TypeError(f"Controller program must be a pipegossip.model.Program, "
-                                f"not {program!r}")
-            check_int("Controller", "sessions", sessions, 1)
-            if not isinstance(substitute, bool):
-                raise TypeError(f"Controller substitute must be a bool, not {substitute!r}")
-            if local and (substitute or any(c.peer is None for c in program.couples)):
-                raise ValueError("Controller local=True needs the ordered discipline "
-                                 "without substitution")
+        if not isinstance(program, Program):
+            raise TypeError(f"Controller program must be a pipegossip.model.Program, "
+                            f"not {program!r}")
+        check_int("Controller", "sessions", sessions, 1)
+        if not isinstance(substitute, bool):
+            raise TypeError(f"Controller substitute must be a bool, not {substitute!r}")
+        if local and (substitute or any(c.peer is None for c in program.couples)):
+            raise ValueError("Controller local=True needs the ordered discipline "
+                             "without substitution")
         n = program.n
         self._program = program
         self._sessions = sessions

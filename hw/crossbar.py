@@ -7,7 +7,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .bits import or_tree
-from .params import check_int, refusing
+from .params import check_int
 
 __all__ = ["Crossbar"]
 
@@ -43,9 +43,8 @@ class Crossbar(wiring.Component):
     """
 
     def __init__(self, n: int, width: int):
-        with refusing(self):
-            check_int("Crossbar", "n", n, 1)
-            check_int("Crossbar", "width", width, 1)
+        check_int("Crossbar", "n", n, 1)
+        check_int("Crossbar", "width", width, 1)
         self._n = n
         self._width = width
         super().__init__({

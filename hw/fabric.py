@@ -16,7 +16,7 @@ from .arbiter import Resolver
 from .bits import one_hot_to_binary, peer_width
 from .controller import Controller
 from .crossbar import Crossbar
-from .params import check_int, refusing
+from .params import check_int
 from .ports import MAX_WIDTH, OUT, PORTS, Port, port_spec
 
 __all__ = ["Fabric", "DeliverySignature", "Port", "fabric_ports", "fabric_signature"]
@@ -134,8 +134,7 @@ class Fabric(wiring.Component):
     """
 
     def __init__(self, config: RunConfig, width: int = 8):
-        with refusing(self):
-            signature = fabric_signature(config, width)
+        signature = fabric_signature(config, width)
         self._config = config
         self._width = width
         super().__init__(signature)

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The resolver (SPEC section 4) on hand-made steps."""
 
 from __future__ import annotations

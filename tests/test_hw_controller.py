@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """One processor's controller, driven couple by couple."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The crossbar switch on its own."""
 
 from __future__ import annotations

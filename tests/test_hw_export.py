@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Verilog export: ``verilog_text``, ``pipegossip verilog`` and Verilator lint."""
 
 from __future__ import annotations

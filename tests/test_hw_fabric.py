@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The fabric in Amaranth's simulator, held against the golden model.
 
 Glasgow style: one shared list of cases (:func:`cases`), a reference run

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Amaranth-simulator unit tests of the schedule node and the crossbar it uses."""
 
 from amaranth.sim import Simulator

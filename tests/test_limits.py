@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """One budget policy: refuse at once, with the estimate and how to raise it (rows 11, 13)."""
 
 import time

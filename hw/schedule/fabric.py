@@ -9,7 +9,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..crossbar import Crossbar
-from ..params import check_int, refusing
+from ..params import check_int
 from ..ports import OUT, SCHEDULE_PORTS, Port, ScheduleSize
 from .node import ScheduleNode, one_hot, select_by
 
@@ -126,8 +126,7 @@ class ScheduleFabric(wiring.Component):
     """
 
     def __init__(self, n: int, width: int = 8, depth: int = 64, slots: int | None = None):
-        with refusing(self):
-            size = schedule_size(n, width, depth, slots)
+        size = schedule_size(n, width, depth, slots)
         self._size = size
         super().__init__(schedule_signature(size))
 

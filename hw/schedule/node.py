@@ -8,7 +8,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.schedules.program import EntryLayout
-from ..params import check_int, refusing
+from ..params import check_int
 
 __all__ = ["ScheduleNode", "one_hot", "select_by"]
 
@@ -68,11 +68,10 @@ class ScheduleNode(wiring.Component):
     """
 
     def __init__(self, n: int, width: int, depth: int, slots: int):
-        with refusing(self):
-            check_int("ScheduleNode", "n", n, 2)
-            check_int("ScheduleNode", "width", width, 1)
-            check_int("ScheduleNode", "depth", depth, 1)
-            check_int("ScheduleNode", "slots", slots, 1)
+        check_int("ScheduleNode", "n", n, 2)
+        check_int("ScheduleNode", "width", width, 1)
+        check_int("ScheduleNode", "depth", depth, 1)
+        check_int("ScheduleNode", "slots", slots, 1)
         self._n, self._width, self._depth, self._slots = n, width, depth, slots
         self.layout = EntryLayout(n, slots)
         aw = max(1, (depth - 1).bit_length())
