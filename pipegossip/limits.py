@@ -60,7 +60,7 @@ BUDGETS: dict[str, Budget] = {b.name: b for b in (
            "PIPEGOSSIP_MAX_PYTHON_SIM_SLOTS"),
     Budget("readback-cells", 4_000_000, "read-back run-table cells",
            "PIPEGOSSIP_MAX_READBACK_CELLS"),
-    Budget("fabric-bits", 1 << 20, "crossbar bits (N x N x width)",
+    Budget("fabric-bits", 1 << 20, "bits of crossbar and program memory",
            "PIPEGOSSIP_MAX_FABRIC_BITS"),
     Budget("memory", 0, "bytes", "PIPEGOSSIP_MAX_MEMORY"),  # default: see _default_memory
 )}

@@ -52,7 +52,13 @@ def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
                   slots: int | None = None) -> None:
     """Write the schedule fabric's Verilog to ``output`` (``-``: stdout)."""
     from .hw.schedule.export import schedule_verilog_text
+    from .limits import check_budget
     from .model.errors import ConfigError
+    # Crossbar muxes (N x N x width) plus every node's program memory (depth
+    # entries of two node ids and an item id): refused before generation.
+    entry_bits = 3 * max(1, (max(n, 2) - 1).bit_length()) + 2
+    check_budget("fabric-bits", n * n * width + n * depth * entry_bits,
+                 f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
     try:
         text = schedule_verilog_text(n, width, depth, slots)
     except (TypeError, ValueError) as e:

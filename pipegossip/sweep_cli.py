@@ -22,6 +22,7 @@ from .files import atomic_directory, atomic_write
 from .model.errors import ConfigError
 from .model.config import RECEIVE_DISCIPLINES
 from .model.orders import FAMILIES
+from .limits import check_model_memory
 from .options import choice_list, decimal, int_list, positive_int, word_width
 from .sweep import Job, SweepOptions, SweepRun, add_sweep_arguments, run_sweep
 from .sweep_store import ResultStore
@@ -127,6 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_conjecture21(args: argparse.Namespace) -> int:
     if args.max_n < 2:
         raise ConfigError(f"--max-n must be at least 2, got {args.max_n}")
+    check_model_memory(args.max_n, what=f"conjecture21 up to N={args.max_n:,}")
     ns = conjecture21_sizes(args.max_n)
     run = run_sweep("conjecture21", model_jobs(ns), SweepOptions.from_args(args))
     rows = sorted((dict(o.result, seconds=o.seconds, status=o.status)

@@ -94,3 +94,32 @@ def test_long_runs_refused_with_what_to_do(tmp_path, monkeypatch, capsys, args, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and needle in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["verilog-schedule", "--n", "100000", "--depth", "10"],
+    ["verilog-schedule", "--n", "4", "--depth", "100000000"],
+    ["conjecture21", "--max-n", "100000000", "--workers", "0"],
+])
+def test_new_commands_refuse_huge_sizes_at_once(tmp_path, monkeypatch, capsys, args):
+    """Probes of the commands added since the reliability report: hangs before."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pipegossip.limits._default_memory", lambda: 8 << 30)
+    monkeypatch.delenv("PIPEGOSSIP_MAX_MEMORY", raising=False)
+    monkeypatch.delenv("PIPEGOSSIP_MAX_FABRIC_BITS", raising=False)
+    started = time.monotonic()
+    assert cli.main(args) == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "to raise it" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("make,needle", [("fifo", "not a regular file"), ("folder", "is a folder")])
+def test_check_refuses_fifos_and_folders_without_blocking(tmp_path, capsys, make, needle):
+    import os
+
+    target = tmp_path / "s.json"
+    os.mkfifo(target) if make == "fifo" else target.mkdir()
+    assert cli.main(["check", str(target)]) == 2
+    assert needle in capsys.readouterr().err

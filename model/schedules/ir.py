@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FormatError
+from ..inputs import read_input_bytes
 from .topologies import Topology, topology, topology_from_json
 
 __all__ = ["FORMAT", "MODELS", "PRIMITIVES", "Q", "Message", "Schedule", "dumps", "loads",
@@ -352,9 +353,13 @@ def loads(data: bytes | str) -> Schedule:
 
 
 def load(path) -> Schedule:
-    """Read a ``.json`` or ``.json.gz`` schedule file (gzip is detected by content)."""
-    with open(path, "rb") as f:
-        data = f.read()
+    """Read a ``.json`` or ``.json.gz`` schedule file (gzip is detected by content).
+
+    The file goes through the one input reader
+    (:func:`pipegossip.model.inputs.read_input_bytes`): folders, FIFOs,
+    devices and oversized files are refused before anything is read.
+    """
+    data = read_input_bytes(path, "schedule file")
     try:
         return loads(data)
     except FormatError as e:
