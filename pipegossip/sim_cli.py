@@ -20,7 +20,7 @@ from .model.closed_forms import pipelined_length
 from .model.config import RunConfig
 from .model.errors import ConfigError
 from .model.metrics import Metrics
-from .limits import check_budget
+from .limits import check_budget, check_fabric, check_model_memory
 from .model.engine import simulate
 from .options import (add_config_arguments, config_from_args, decimal, positive_int,
                       progress_printer, word_width)
@@ -256,6 +256,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_throughput(args: argparse.Namespace) -> int:
     if args.sessions < 2:
         raise ConfigError(f"--sessions must be at least 2 for a steady state, got {args.sessions}")
+    for n in args.n:  # before any orders are built or any fabric generated
+        check_model_memory(n, args.sessions)
+        check_fabric(n, 8)
     configs = [RunConfig.family(n, "pipelined", sessions=args.sessions) for n in args.n]
     say = progress_printer("cosim", args.quiet)
     rows, ok = [], True
@@ -305,6 +308,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for n in args.n:
         if n < 2:
             raise ConfigError(f"N must be at least 2, got {n}")
+        check_fabric(n, args.width)
     recipes = [Recipe()]
     if args.recipes == "compare":
         recipes += [Recipe(public="all", opt_fast="-Os", split=True, optimize=True),  # stock

@@ -97,6 +97,8 @@ def test_long_runs_refused_with_what_to_do(tmp_path, monkeypatch, capsys, args, 
 
 
 @pytest.mark.parametrize("args", [
+    ["throughput", "--n", "100000"],
+    ["cosim-bench", "--n", "100000"],
     ["verilog-schedule", "--n", "100000", "--depth", "10"],
     ["verilog-schedule", "--n", "4", "--depth", "100000000"],
     ["conjecture21", "--max-n", "100000000", "--workers", "0"],
