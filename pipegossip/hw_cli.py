@@ -16,8 +16,18 @@ __all__ = ["register"]
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verilog", help="generate the fabric's Verilog",
                        description="Generate the Verilog of the gossip fabric for one "
-                       "configuration (ports: docs/hw.md).")
-    add_config_arguments(p)
+                       "configuration (ports: docs/hw.md), or with --fabric schedule the "
+                       "schedule-driven fabric for (N, width, depth), which runs any schedule "
+                       "loaded at run time (docs/schedule-fabric.md).")
+    add_config_arguments(p, required=False)
+    p.add_argument("--fabric", choices=("fsm", "schedule"), default="fsm",
+                   help="fsm (default): broadcast orders built into per-processor "
+                   "controllers, needs --order; schedule: programs loaded at run time, "
+                   "sized by --n, --width, --depth (the configuration options do not apply)")
+    p.add_argument("--depth", type=positive_int, default=None, metavar="D",
+                   help="--fabric schedule: program entries per node; default 64")
+    p.add_argument("--slots", type=positive_int, default=None, metavar="S",
+                   help="--fabric schedule: store words per node; default N")
     p.add_argument("--width", type=word_width, default=8, metavar="W",
                    help="word width in bits; default 8")
     p.add_argument("--name", default="pipegossip_fabric", metavar="TOP",
@@ -55,9 +65,43 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_cost)
 
 
+#: Configuration options of the FSM fabric and their values when not given.
+_FSM_ONLY = (("--order", "order", None), ("--seed", "seed", None),
+             ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
+             ("--sessions", "sessions", 1), ("--channels", "channels", None),
+             ("--name", "name", "pipegossip_fabric"))
+
+
+def _verilog_schedule(args: argparse.Namespace) -> int:
+    from .schedule_hw_cli import write_verilog
+
+    given = [flag for flag, key, unset in _FSM_ONLY if getattr(args, key) != unset]
+    if given:
+        raise UsageError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} "
+                         "only to --fabric fsm; the schedule fabric runs any schedule "
+                         "loaded at run time")
+    if args.n is None:
+        raise UsageError("the following arguments are required: --n")
+    depth = 64 if args.depth is None else args.depth
+    write_verilog(args.output or "-", args.n, args.width, depth, args.slots)
+    if args.output:
+        print(f"wrote {args.output}: schedule fabric, n={args.n}, width={args.width}, "
+              f"depth={depth}, slots={args.slots or args.n}", file=sys.stderr)
+    return 0
+
+
 def cmd_verilog(args: argparse.Namespace) -> int:
     from .hw.export import check_module_name, verilog_text
 
+    if args.fabric == "schedule":
+        return _verilog_schedule(args)
+    unused = [f for f, v in (("--depth", args.depth), ("--slots", args.slots)) if v is not None]
+    if unused:
+        raise UsageError(f"{', '.join(unused)} {'applies' if len(unused) == 1 else 'apply'} "
+                         "only to --fabric schedule")
+    missing = [f for f, v in (("--n", args.n), ("--order", args.order)) if v is None]
+    if missing:
+        raise UsageError(f"the following arguments are required: {', '.join(missing)}")
     config = config_from_args(args)
     try:
         check_module_name(args.name)

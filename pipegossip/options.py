@@ -122,13 +122,21 @@ def positive_int(text: str) -> int:
 
 
 def add_config_arguments(parser: argparse.ArgumentParser, *, n_default: int | None = None,
-                         order_default: str | None = None) -> None:
-    """Add the configuration options to ``parser``."""
+                         order_default: str | None = None,
+                         required: bool = True) -> None:
+    """Add the configuration options to ``parser``.
+
+    ``required=False`` leaves ``--n`` and ``--order`` optional without a
+    default, for commands where another option (``--fabric schedule``,
+    ``--schedule``) replaces them; the command then checks what it needs.
+    """
     g = parser.add_argument_group("configuration")
-    g.add_argument("--n", type=decimal, required=n_default is None, default=n_default,
+    g.add_argument("--n", type=decimal, required=required and n_default is None,
+                   default=n_default,
                    metavar="N", help="number of processors (>= 2)"
                    + (f"; default {n_default}" if n_default is not None else ""))
-    g.add_argument("--order", required=order_default is None, default=order_default,
+    g.add_argument("--order", required=required and order_default is None,
+                   default=order_default,
                    metavar="|".join(FAMILIES) + "|PATH.json",
                    help="broadcast-order family, or a JSON file holding N lists"
                    + (f"; default {order_default}" if order_default else ""))

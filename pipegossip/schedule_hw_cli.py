@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from .files import atomic_write
 from .options import decimal, positive_int, progress_printer, word_width
 
-__all__ = ["register", "write_verilog", "cosim_files", "cosim_text"]
+__all__ = ["register", "write_verilog", "cosim_files", "cosim_text", "cosim_report_json"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -111,16 +111,20 @@ def cosim_text(report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cmd_cosim(args: argparse.Namespace) -> int:
+def cosim_report_json(report) -> dict:
+    """The JSON object of ``--format json``: overall match, builds, one verdict per schedule."""
     from .sim.judge_schedule import schedule_verdict_json
+    return dict(match=report.match, builds=len(report.builds),
+                builds_compiled=report.builds_made,
+                results=[schedule_verdict_json(r.verdict) for r in report.results])
+
+
+def cmd_cosim(args: argparse.Namespace) -> int:
     report = cosim_files(args.files, width=args.width, depth=args.depth, seed=args.seed,
                          simulator=args.simulator,
                          progress=progress_printer("pipegossip cosim-schedule", args.quiet))
     if args.format == "json":
-        out = dict(match=report.match, builds=len(report.builds),
-                   builds_compiled=report.builds_made,
-                   results=[schedule_verdict_json(r.verdict) for r in report.results])
-        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.write(json.dumps(cosim_report_json(report)) + "\n")
     else:
         sys.stdout.write(cosim_text(report))
     return 0 if report.match else 1

@@ -50,10 +50,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cosim", help="co-simulate the generated fabric and check it against the model",
                        description="Generate the fabric's Verilog, build it (or reuse the build "
                        "in build/cosim/), drive it with cocotb and compare its trace, "
-                       "utilisation and deliveries with the golden model. Exit 0 on a "
+                       "utilisation and deliveries with the golden model. With --schedule, "
+                       "run schedule files on the schedule-driven fabric instead (one build "
+                       "per size; docs/schedule-fabric.md). Exit 0 on a "
                        "match, 1 on a mismatch, 2 on bad input, 3 if the simulator failed.")
-    add_config_arguments(p)
+    add_config_arguments(p, required=False)
     _add_sim_arguments(p)
+    p.add_argument("--schedule", nargs="+", action="extend", metavar="FILE.json",
+                   help="co-simulate these schedule files on the schedule fabric (same as "
+                   "cosim-schedule): --order and the other configuration options do not apply")
+    p.add_argument("--depth", type=positive_int, default=None, metavar="D",
+                   help="--schedule: program depth of the build; default the longest "
+                   "program of each N rounded up to a power of two")
     p.add_argument("--waves", nargs="?", const="vcd", default=None, choices=WAVE_FORMATS,
                    help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
                    "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
@@ -184,7 +192,47 @@ def _text_summary(result: CosimResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Options of an FSM-fabric co-simulation and their values when not given.
+_FSM_ONLY = (("--order", "order", None), ("--seed", "seed", None),
+             ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
+             ("--sessions", "sessions", 1), ("--channels", "channels", None),
+             ("--n", "n", None), ("--waves", "waves", None), ("--runs", "runs", 1),
+             ("--mode", "mode", "fast"))
+
+
+def _cosim_schedule(args: argparse.Namespace) -> int:
+    from .cli import UsageError
+    from .schedule_hw_cli import cosim_files, cosim_report_json, cosim_text
+
+    given = [flag for flag, key, unset in _FSM_ONLY if getattr(args, key) != unset]
+    if given:
+        raise UsageError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} "
+                         "only to the FSM fabric, not with --schedule (a schedule file "
+                         "gives its own N)")
+    if args.simulator == "icarus":
+        raise UsageError("--schedule runs on Verilator (cosim-schedule --simulator amaranth "
+                         "for Amaranth's simulator); --simulator icarus is not supported")
+    report = cosim_files(args.schedule, width=args.width, depth=args.depth,
+                         seed=args.word_seed, simulator=args.simulator,
+                         progress=progress_printer("cosim", args.quiet))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(cosim_report_json(report)) + "\n")
+    else:
+        sys.stdout.write(cosim_text(report))
+    return 0 if report.match else 1
+
+
 def cmd_cosim(args: argparse.Namespace) -> int:
+    from .cli import UsageError
+
+    if args.schedule:
+        return _cosim_schedule(args)
+    if args.depth is not None:
+        raise UsageError("--depth applies only with --schedule")
+    missing = [f for f, v in (("--n", args.n), ("--order", args.order)) if v is None]
+    if missing:
+        raise UsageError(f"the following arguments are required: {', '.join(missing)} "
+                         "(or --schedule FILE.json)")
     config = config_from_args(args)
     waves = waves_requested(args.waves)
     mode = "trace" if waves else args.mode
