@@ -1,6 +1,6 @@
-"""Resolution within a step (SPEC section 4): who may send to whom.
+"""Resolution within a step (docs/reference.md): who may send to whom.
 
-SPEC section 4 resolves senders one at a time in increasing id, each seeing
+The rules resolve senders one at a time in increasing id, each seeing
 the claims of lower ids. Read literally that is an N-stage chain; this block
 builds the same answer with as little of the chain as each configuration
 needs:
@@ -42,9 +42,9 @@ class Resolver(wiring.Component):
     n : int
         Number of processors, at least 2.
     receive : str
-        ``ordered`` or ``any`` (SPEC section 3).
+        ``ordered`` or ``any`` (docs/reference.md "Receive disciplines").
     substitute : bool
-        Algorithm 2 (SPEC section 5).
+        Algorithm 2 (docs/reference.md "Algorithm 2").
     sessions : int
         Sessions per run; above 1 a receiver only takes words of its own
         session, told apart by the session parity (two processors are never

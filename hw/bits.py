@@ -37,7 +37,7 @@ def counter_width(n: int, sessions: int) -> int:
     """Bits of a step counter that can hold any run's length L.
 
     Every step of a valid run fires at least one of its
-    ``sessions * N * (N-1)`` transfers (SPEC section 1), so that count
+    ``sessions * N * (N-1)`` transfers (docs/reference.md "Measures"), so that count
     bounds L without running the model.
     """
     return (sessions * n * (n - 1)).bit_length()

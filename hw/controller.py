@@ -29,7 +29,7 @@ def _state_name(k: int, couple) -> str:
 
 
 class Controller(wiring.Component):
-    """The automaton of one processor (SPEC sections 2, 3, 5 and 6).
+    """The automaton of one processor (docs/reference.md).
 
     States are the program's couples in order, one flip-flop each; a run
     walks them once per session and then idles (all flip-flops low). The
@@ -97,9 +97,9 @@ class Controller(wiring.Component):
         This cycle's action ends a session and another follows: the
         processor takes its next word at the rising edge ending the cycle.
     action : Out(3)
-        SPEC section 10 trace code of this cycle.
+        docs/reference.md "Trace codes" trace code of this cycle.
     peer : Out(PW)
-        SPEC section 10 peer of this cycle.
+        docs/reference.md "Trace codes" peer of this cycle.
 
     Notes
     -----
@@ -274,7 +274,7 @@ class Controller(wiring.Component):
         with m.Else():
             m.d.comb += self.action.eq(IDLE)
 
-        # Peer (SPEC section 10): constants where the couple names the peer.
+        # Peer (docs/reference.md "Trace codes"): constants where the couple names the peer.
         const_peer = one_hot_to_binary(
             [a for a, c in zip(at, couples) if c.peer is not None], pw,
             [c.peer for c in couples if c.peer is not None])

@@ -77,7 +77,7 @@ def fabric_signature(config: RunConfig, width: int = 8) -> wiring.Signature:
 
 
 class Fabric(wiring.Component):
-    """A crossbar gossip fabric for one configuration (SPEC sections 1-7).
+    """A crossbar gossip fabric for one configuration (docs/reference.md).
 
     Parameters
     ----------
@@ -107,9 +107,9 @@ class Fabric(wiring.Component):
     used : Out(ceil(log2(N+1)))
         Used slots (S plus R) this cycle, always even.
     action : Out(3).array(N)
-        SPEC section 10 action code of each processor this cycle.
+        docs/reference.md "Trace codes" action code of each processor this cycle.
     peer : Out(PW).array(N)
-        SPEC section 10 peer of each processor this cycle.
+        docs/reference.md "Trace codes" peer of each processor this cycle.
     delivery : Out(DeliverySignature).array(N)
         ``valid`` in the cycle processor i shows R, with the ``source``, the
         ``session`` and the ``word`` (the source's word of that session).

@@ -1,4 +1,4 @@
-"""The golden model: composer, run simulator, metrics, formats (SPEC.md).
+"""The golden model: composer, run simulator, metrics, formats (docs/reference.md).
 
 Pure Python + NumPy; never imports ``hw`` or ``sim``.
 """

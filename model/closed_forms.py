@@ -1,4 +1,4 @@
-"""Closed forms of SPEC section 9 (the paper's propositions, reconstructed)."""
+"""Closed forms of docs/reference.md "Closed forms" (the paper's propositions, reconstructed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The permutation composer (the paper's Algorithm 1, SPEC section 2).
+"""The permutation composer (the paper's Algorithm 1; docs/reference.md).
 
 It turns one broadcast order into one processor's program: a finite-state
 automaton written as an ordered list of couples. A couple is a wait state and
@@ -82,7 +82,7 @@ def compose(n: int, pid: int, order: tuple[int, ...], receive: str = "ordered") 
     """Algorithm 1 for one processor.
 
     Under ``ordered`` the pre-phase receives from 0..pid-1 and the post-phase
-    from pid+1..N-1, in increasing sender id (SPEC section 3); under ``any``
+    from pid+1..N-1, in increasing sender id (docs/reference.md); under ``any``
     the receive couples carry no peer.
     """
     labelled = receive == "ordered"

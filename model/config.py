@@ -1,4 +1,4 @@
-"""Run configuration: everything that decides a run (SPEC sections 2-7)."""
+"""Run configuration: everything that decides a run (docs/reference.md)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class RunConfig:
     """One gossip configuration.
 
     Build it with :meth:`family` or :meth:`explicit`; both validate everything
-    of SPEC section 8 before anything runs.
+    of docs/reference.md "Refused configurations" before anything runs.
 
     Attributes
     ----------
@@ -42,11 +42,11 @@ class RunConfig:
     seed : int or None
         The seed of a ``random`` family, else None.
     receive : str
-        ``ordered`` (default) or ``any`` (SPEC section 3).
+        ``ordered`` (default) or ``any`` (docs/reference.md "Receive disciplines").
     substitute : bool
-        Algorithm 2, permutation scheduling (SPEC section 5).
+        Algorithm 2, permutation scheduling (docs/reference.md "Algorithm 2").
     sessions : int
-        Number of streaming sessions (SPEC section 6).
+        Number of streaming sessions (docs/reference.md "Sessions").
     channels : int or None
         At most this many transfers per step; None is a full crossbar.
     """
@@ -131,7 +131,7 @@ class RunConfig:
         return "-".join(parts)
 
     def header(self) -> str:
-        """The SPEC section 11 configuration line (without ``#``)."""
+        """The docs/reference.md "Run-table text format" configuration line (without ``#``)."""
         order = self.order_name
         if self.order_name == "random":
             order += f" seed={self.seed} rng={RANDOM_GENERATOR}"

@@ -1,6 +1,6 @@
 """The fast run simulator.
 
-Same semantics as :mod:`.reference` (SPEC sections 1-7), different cost: a
+Same semantics as :mod:`.reference` (docs/reference.md), different cost: a
 processor's state changes only when it takes part in a transfer, so the engine
 touches only the endpoints of each step's transfers and the senders that are
 actually waiting, never all N processors per step.
@@ -10,9 +10,9 @@ actually waiting, never all N processors per step.
   ready pairs; after a step only pairs touching its endpoints can appear.
   Large steps are applied with NumPy on the same state arrays.
 * ``any`` without Algorithm 2: each receiver keeps the senders aimed at it;
-  the lowest eligible id wins (SPEC section 4).
+  the lowest eligible id wins (docs/reference.md "Resolution within a step").
 * Algorithm 2 (either discipline): every sender is resolved in id order each
-  step, as SPEC section 5 requires; the work is that of the sends and waits
+  step, as Algorithm 2 requires; the work is that of the sends and waits
   that happen. The receiver choice lives in :mod:`.pickers`. Under ``any``
   with cyclic orders (identity, pipelined) and no run-table, :func:`simulate`
   hands the run to the compiled loop of :mod:`.fastpath` instead (issue 18).

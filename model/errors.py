@@ -4,7 +4,7 @@ __all__ = ["ConfigError", "DeadlockError", "FormatError"]
 
 
 class ConfigError(ValueError):
-    """A configuration was refused before anything ran (SPEC section 8).
+    """A configuration was refused before anything ran (docs/reference.md "Refused configurations").
 
     The message names the processor and the bad value where there is one.
     """

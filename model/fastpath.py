@@ -13,7 +13,7 @@ A profile of the general engine at N = 1024 (3,059 steps, 1,047,552
 transfers) puts all of its time in per-transfer Python: the sender loop of
 ``run_substitute``, ``transfer``, the picker's ``changed``/``choose`` and
 ``phase`` each run once or more per transfer, about 4-5 microseconds in all
-per transfer. The step itself cannot be vectorised: SPEC section 5 resolves
+per transfer. The step itself cannot be vectorised: docs/reference.md "Algorithm 2" resolves
 the senders one after another in id order, each taking the first entry of its
 order that is still free *after the lower senders have chosen*, so sender i's
 choice depends on every lower sender's. That loop is compiled here with
@@ -120,7 +120,7 @@ def _loop(n, m, sessions, channels, start, sess, got, nsent, unserved, usum, rec
                     avail[s, w] = x
                     if x != zero:
                         asum[s, w >> 6] |= one << np.uint64(w & 63)
-        # -- choices: senders in id order (SPEC section 5) ------------------
+        # -- choices: senders in id order (docs/reference.md "Algorithm 2") ------------------
         npairs = 0
         stop = False
         for w in range(words):

@@ -1,4 +1,4 @@
-"""L, mu and E of a run (SPEC section 1), from its utilisation string.
+"""L, mu and E of a run (docs/reference.md "Measures"), from its utilisation string.
 
 Every place that reports these figures (the model's results, run-tables read
 from files or waveforms, the hardware's own ``used`` output) computes them

@@ -1,4 +1,4 @@
-"""Broadcast-order families: the composer's input (SPEC section 2).
+"""Broadcast-order families: the composer's input (docs/reference.md "Programs and the composer").
 
 Every family returns a read-only ``(N, N-1)`` int32 array; row ``i`` is
 processor i's broadcast order ``P_i``, a permutation of the N-1 other ids.
@@ -77,7 +77,7 @@ def random_orders(n: int, seed: int) -> Orders:
 
 
 def validate_orders(n: int, orders: Sequence[Sequence[object]] | np.ndarray) -> Orders:
-    """Check an explicit order list (SPEC section 8) and return it as an array.
+    """Check an explicit order list (docs/reference.md) and return it as an array.
 
     Raises
     ------

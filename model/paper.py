@@ -1,9 +1,9 @@
-"""The paper's published facts (SPEC section 9), as data.
+"""The paper's published facts (docs/reference.md "Closed forms"), as data.
 
 One source for everything that sets our runs beside the paper's: the
 sweeps (Table 8), the reference run-tables (``pipegossip.waveforms``), the
 report and the tests. The numbers live in ``paper_tables.json`` beside this
-module, transcribed from SPEC section 9.
+module, transcribed from docs/reference.md "Closed forms".
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ DATA_FILE = Path(__file__).with_name("paper_tables.json")
 
 @dataclass(frozen=True)
 class PaperCase:
-    """A run-table the paper publishes and the SPEC semantics reproduce."""
+    """A run-table the paper publishes and the model's semantics reproduce."""
 
     name: str  #: e.g. ``table1``
     paper: str  #: e.g. ``Table 1``
@@ -65,6 +65,6 @@ PAPER_TABLE8: dict[int, float] = dict(zip(_T8["N"], _T8["efficiency_percent"]))
 #: The paper's Table 7 (N = 8 of Table 8): its L and utilisation string.
 TABLE7 = (_T8["table7_N8"]["L"], _ints(_T8["table7_N8"]["utilization"]))
 
-#: SPEC section 5: Table 9's configuration under ``ordered`` instead of ``any``.
+#: docs/reference.md "Algorithm 2": Table 9's configuration under ``ordered`` instead of ``any``.
 TABLE9_ORDERED = (_config(_data()["table9_ordered"]),
                   _ints(_data()["table9_ordered"]["utilization"]))

@@ -1,4 +1,4 @@
-"""Algorithm 2's choice of receiver for the general engine (SPEC section 5).
+"""Algorithm 2's choice of receiver for the general engine (docs/reference.md "Algorithm 2").
 
 Each picker answers, for one sender at a time in id order, "which receiver
 does Algorithm 2 give this sender in this step?" for one receive discipline

@@ -1,4 +1,4 @@
-"""A literal, per-step reading of SPEC sections 1-7.
+"""A literal, per-step reading of docs/reference.md.
 
 Every step looks at every processor, so its cost grows with N x L. It is the
 oracle the fast engine (:mod:`.engine`) is tested against and the baseline

@@ -44,7 +44,7 @@ class RunResult:
     config : RunConfig
     deliveries : Deliveries
     utilization : numpy.ndarray
-        ``u_t`` for t = 1..L (SPEC section 1).
+        ``u_t`` for t = 1..L (docs/reference.md "Measures").
     table : RunTable or None
         Present only when the run was asked to record it.
     """

@@ -1,8 +1,8 @@
-"""Run-tables: the per-processor, per-step trace (SPEC sections 10-11).
+"""Run-tables: the per-processor, per-step trace (docs/reference.md).
 
 A :class:`RunTable` holds two ``(N, L)`` arrays, the action codes and the
-peers, plus the ``used`` row. It renders to and parses from the SPEC section
-11 text format, which is the exchange format between the model, the
+peers, plus the ``used`` row. It renders to and parses from the text format of
+docs/reference.md, which is the exchange format between the model, the
 hardware trace and waveform read-back.
 """
 
@@ -22,7 +22,7 @@ __all__ = [
     "RunTable", "token", "parse_token",
 ]
 
-#: Trace codes (SPEC section 10), shared by model and hardware.
+#: Trace codes (docs/reference.md "Trace codes"), shared by model and hardware.
 IDLE, WR, R, WS, S = 0, 1, 2, 3, 4
 ACTION_NAMES = {IDLE: "-", WR: "WR", R: "R", WS: "WS", S: "S"}
 
@@ -69,7 +69,7 @@ class RunTable:
     actions : numpy.ndarray
         ``(N, L)`` uint8 action codes, step 1 in column 0.
     peers : numpy.ndarray
-        ``(N, L)`` int32 peers (SPEC section 10).
+        ``(N, L)`` int32 peers (docs/reference.md "Trace codes").
     used : numpy.ndarray
         ``(L,)`` used slots per step. Derived from ``actions`` unless given
         (a parsed file carries its own ``used`` row, which equality checks).
@@ -144,7 +144,7 @@ class RunTable:
     __hash__ = None  # mutable arrays
 
     def render(self, comments: list[str] | None = None) -> str:
-        """The SPEC section 11 text; one line per processor."""
+        """The run-table text (docs/reference.md); one line per processor."""
         rows = self.rows()
         steps = [str(t) for t in range(1, self.length + 1)]
         used = [str(int(u)) for u in self.used]
@@ -161,7 +161,7 @@ class RunTable:
 
     @classmethod
     def parse(cls, text: str, source: str = "run-table") -> RunTable:
-        """Read the SPEC section 11 text.
+        """Read the run-table text (docs/reference.md).
 
         Raises
         ------

@@ -73,7 +73,7 @@ def family_sweep(ns: Sequence[int], families: Sequence[str] = ("identity", "rand
     """L and E versus N for order families, with and without Algorithm 2.
 
     Algorithm 2 runs under the ``any`` discipline, as the paper pairs them
-    (SPEC section 5); plain runs use ``ordered``. Random orders are run once
+    (docs/reference.md "Algorithm 2"); plain runs use ``ordered``. Random orders are run once
     per seed.
     """
     points = []

@@ -30,7 +30,7 @@ __all__ = [
     "save_figure", "figure_bytes",
 ]
 
-#: Colours of the run-table picture, by SPEC section 10 code.
+#: Colours of the run-table picture, by docs/reference.md "Trace codes" code.
 ACTION_COLOURS = {
     IDLE: "#ffffff",
     WR: "#f4d35e",  # waiting to receive

@@ -69,7 +69,7 @@ def model_result(config: RunConfig) -> RunResult:
 def session_ends(table: RunTable, sessions: int) -> np.ndarray:
     """``ends[p, s]``: the step of processor p's last action of session s.
 
-    Each session is 2(N-1) used slots of a processor (SPEC sections 2 and 6),
+    Each session is 2(N-1) used slots of a processor (docs/reference.md),
     so the end of session s is its 2(N-1)(s+1)-th used slot in the model's table.
     """
     n = table.n

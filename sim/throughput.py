@@ -1,7 +1,7 @@
 """Streaming throughput read off a hardware trace (issue 5.3).
 
 With ``sessions = k`` every processor broadcasts k words back to back
-(SPEC section 6). The paper's claim for pipelined gossiping: in steady state
+(docs/reference.md "Sessions"). The paper's claim for pipelined gossiping: in steady state
 one broadcast completes every 2 cycles and the average utilisation is
 ``mu = N - 1``. :func:`throughput` measures both from what the fabric did,
 its delivery outputs and its ``used`` output, not from the model:

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The resolver (SPEC section 4) on hand-made steps."""
+"""The resolver (docs/reference.md "Resolution within a step") on hand-made steps."""
 
 from __future__ import annotations
 

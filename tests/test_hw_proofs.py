@@ -133,7 +133,7 @@ def test_failed_assertion_is_named_by_its_message():
 
 
 def _rule(orders, channels, sending, receiving, parity, served, heard):
-    """SPEC sections 4-5 for one step, as the model's reference engine reads them."""
+    """docs/reference.md for one step, as the model's reference engine reads them."""
     n = len(orders)
     claimed, fired = set(), {}
     for i in range(n):

@@ -33,7 +33,7 @@ def test_pipelined_sessions_at_n5(k):
 
 @pytest.mark.parametrize("n", [5, 8, 16, 9])
 def test_streaming_pipelined_steady_state_mu_is_n_minus_1(n):
-    # SPEC section 6: in steady state a broadcast completes every 2 steps, mu = N-1.
+    # docs/reference.md "Sessions": in steady state a broadcast completes every 2 steps, mu = N-1.
     k = 12
     u = simulate(RunConfig.family(n, "pipelined", sessions=k)).utilization
     fill = 3 * (n - 1)

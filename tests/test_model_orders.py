@@ -21,7 +21,7 @@ def test_every_family_gives_permutations_of_the_others(n):
 def test_random_orders_are_reproducible_and_seed_dependent():
     assert np.array_equal(random_orders(9, 5), random_orders(9, 5))
     assert not np.array_equal(random_orders(9, 5), random_orders(9, 6))
-    # One permutation per processor (SPEC section 2), not one shared order.
+    # One permutation per processor (docs/reference.md), not one shared order.
     rows = random_orders(9, 5).tolist()
     relative = {tuple(j for j in r if j not in (0, 1, 2)) for r in rows[:3]}
     assert len(relative) > 1

@@ -11,7 +11,7 @@ from pipegossip.model.sweeps import PAPER_TABLE8, TABLE8_N, family_sweep, table8
 def test_paper_table8_is_the_spec_transcription():
     paper = json.loads(DATA_FILE.read_text())["table8_paper"]
     assert list(TABLE8_N) == [2 ** k for k in range(1, 12)] == paper["N"]
-    # SPEC section 9, efficiency (%) for N = 2, 4, ..., 2048.
+    # docs/reference.md "Closed forms", efficiency (%) for N = 2, 4, ..., 2048.
     assert [PAPER_TABLE8[n] for n in TABLE8_N] == [100, 85.71, 73.68, 71.43, 69.66, 68.11,
                                                    67.55, 67.11, 66.88, 66.75, 65.34]
 
@@ -20,12 +20,12 @@ def test_table8_small_rows():
     rows = table8([2, 4, 8, 16])
     assert [r.n for r in rows] == [2, 4, 8, 16]
     assert rows[0].efficiency == 1.0 and rows[0].length == 2
-    assert rows[2].length == 18  # SPEC section 9: one step shorter than the paper's 19
+    assert rows[2].length == 18  # one step shorter than the paper's 19
     for r in rows:
         run = simulate(RunConfig.family(r.n, "identity", receive="any", substitute=True))
         assert (r.length, r.efficiency) == (run.length, run.efficiency)
         assert r.paper_efficiency == PAPER_TABLE8[r.n] / 100
-        assert r.efficiency >= r.paper_efficiency  # ours is never longer (SPEC section 9)
+        assert r.efficiency >= r.paper_efficiency  # ours is never longer
 
 
 @pytest.mark.slow

@@ -41,7 +41,7 @@ def _id(config: RunConfig, width: int = 8) -> str:
     return f"{config.slug}-w{width}-words" + "+".join(map(str, WORD_SEEDS))
 
 
-# --- the paper's tables (SPEC section 9) -------------------------------------
+# --- the paper's tables (docs/reference.md "Closed forms") -------------------------------------
 
 PAPER = paper_cases()
 

@@ -1,7 +1,7 @@
 """Waveforms and run-tables: read-back, comparison, references, viewing, reports.
 
 * :func:`read_dump` turns a fabric's VCD/FST dump (Verilator via cocotb, or
-  Amaranth's simulator) back into a SPEC section 11 :class:`RunTable`;
+  Amaranth's simulator) back into a docs/reference.md "Run-table text format" :class:`RunTable`;
 * :func:`diff_tables` / :func:`format_diff` say where two run-tables part;
 * :func:`reference_for` finds the paper's reference run-table of a
   configuration in ``waveforms/reference/`` (:func:`write_references`,

@@ -1,8 +1,8 @@
 """Compare two run-tables and say where they part.
 
-Equality is SPEC section 11's (same N, rows and ``used`` row token for
+Equality is docs/reference.md "Run-table text format"'s (same N, rows and ``used`` row token for
 token). With ``exact=True`` the peers of ``WS`` and ``WR`` are compared too
-(SPEC section 10 gives them: the current target, the awaited sender), which
+(docs/reference.md "Trace codes" gives them: the current target, the awaited sender), which
 only a dump or the model carries, not a text table.
 """
 

@@ -3,7 +3,7 @@
 :func:`write_gtkw` writes, beside a dump, a ``.gtkw`` save file and two
 GTKWave translate filter files (lines ``<value> <name>``):
 
-* ``<stem>.action.txt`` names the action codes of SPEC section 10
+* ``<stem>.action.txt`` names the action codes of docs/reference.md "Trace codes"
   (``0 -``, ``1 WR``, ``2 R``, ``3 WS``, ``4 S``) on ``action__{i}``;
 * ``<stem>.slot.txt`` names every value of the concatenation
   ``{action__{i}, peer__{i}}`` with its run-table token (``S3``, ``R0``,

@@ -42,7 +42,7 @@ from .dump import Dump, Var, open_dump
 __all__ = ["Readback", "read_dump", "find_fabric", "FabricPorts", "ACTION_BY_NAME", "TAIL"]
 
 #: Names an enum-shaped ``action`` may show in a dump (Amaranth writes enum
-#: members as VCD strings), mapped to SPEC section 10 codes.
+#: members as VCD strings), mapped to docs/reference.md "Trace codes" codes.
 ACTION_BY_NAME = {"-": IDLE, "IDLE": IDLE, "NONE": IDLE, "WR": WR, "R": R, "RECV": R,
                   "WS": WS, "S": S, "SEND": S}
 

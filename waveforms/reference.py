@@ -1,8 +1,8 @@
-"""Reference run-tables of the paper's tables (SPEC section 9).
+"""Reference run-tables of the paper's tables (docs/reference.md "Closed forms").
 
 ``waveforms/reference/<name>.txt`` holds, for each paper table the project
-reproduces, the golden model's run-table in the SPEC section 11 format. Its
-header names the configuration (the SPEC line) and the source::
+reproduces, the golden model's run-table in the run-table text format. Its
+header names the configuration (the configuration line) and the source::
 
     # pipegossip run-table v1
     # N=5 order=identity receive=ordered substitute=off sessions=1 channels=none

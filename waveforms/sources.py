@@ -12,7 +12,7 @@
 ``PATH.vcd`` / ``PATH.fst``
     A waveform dump, read back with :func:`~.readback.read_dump`.
 ``PATH``
-    Any other existing file: a SPEC section 11 run-table text.
+    Any other existing file: a docs/reference.md "Run-table text format" run-table text.
 ``table1`` ... ``table9``
     A reference run-table of the paper (``waveforms/reference/``).
 """
@@ -100,7 +100,7 @@ def parse_config_spec(text: str) -> RunConfig:
 
 
 def config_from_header(fields: dict[str, str]) -> RunConfig | None:
-    """The configuration a run-table header names (SPEC section 11), if complete.
+    """The configuration a run-table header names (docs/reference.md), if complete.
 
     Explicit orders are not in the header line, so they give None, as do
     headers without ``N`` and ``order``.
