@@ -28,7 +28,7 @@ KINDS = ("trace", "used", "busy", "done", "cycle", "stall", "delivery", "handsha
 
 
 def show(action: int, peer: int) -> str:
-    """A slot as text; waits show their peer (``WS:3``) since SPEC 10 pins it too."""
+    """A slot as text; waits show their peer (``WS:3``) since the trace codes pin it too."""
     if action in (WS, WR):
         return f"{token(action, peer)}:{peer}"
     try:

@@ -28,7 +28,7 @@ def test_table9_under_ordered_gives_the_spec_string():
 
 
 def test_table7_runs_one_step_shorter_than_the_paper():
-    # SPEC section 9: sections 4-5 give 18 steps where the paper's own simulator gave 19.
+    # The resolution rules give 18 steps where the paper's own simulator gave 19.
     r = simulate(RunConfig.family(8, "identity", receive="any", substitute=True))
     assert r.length == 18
     assert TABLE7[0] == 19 and r.used_slots == sum(TABLE7[1])

@@ -80,7 +80,7 @@ def test_a_correct_record_matches(config):
 def test_a_wrong_peer_is_named_with_cycle_processor_and_aligned_rows():
     config = CONFIGS[0]
     run = recorded(config)
-    # Processor 3 waits for the wrong target at cycle 4: same SPEC 11 token
+    # Processor 3 waits for the wrong target at cycle 4: same run-table token
     # (WS), different peer, so only a code+peer comparison sees it.
     t, p = 4, 3
     i = t - run.first_cycle

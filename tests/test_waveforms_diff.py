@@ -60,7 +60,7 @@ def test_exact_compares_wait_peers():
     p, t = map(int, np.argwhere(a.actions == WS)[0])
     peers[p, t] += 1
     b = RunTable(a.actions, peers)
-    assert diff_tables(a, b).equal  # SPEC 11 tokens drop WS/WR peers
+    assert diff_tables(a, b).equal  # run-table tokens drop WS/WR peers
     d = diff_tables(a, b, exact=True)
     assert not d.equal
     assert d.differences[0].expected == f"WS({a.peers[p, t]})"
