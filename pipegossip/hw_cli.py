@@ -7,8 +7,8 @@ import sys
 
 from .cli import UsageError
 from .files import atomic_output, atomic_write
-from .options import (add_config_arguments, config_from_args, int_list, positive_int,
-                       progress_printer, word_width, word_widths)
+from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, int_list,
+                      positive_int, progress_printer, refuse_given, word_width, word_widths)
 
 __all__ = ["register"]
 
@@ -65,21 +65,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_cost)
 
 
-#: Configuration options of the FSM fabric and their values when not given.
-_FSM_ONLY = (("--order", "order", None), ("--seed", "seed", None),
-             ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
-             ("--sessions", "sessions", 1), ("--channels", "channels", None),
-             ("--name", "name", "pipegossip_fabric"))
-
-
 def _verilog_schedule(args: argparse.Namespace) -> int:
     from .schedule_hw_cli import write_verilog
 
-    given = [flag for flag, key, unset in _FSM_ONLY if getattr(args, key) != unset]
-    if given:
-        raise UsageError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} "
-                         "only to --fabric fsm; the schedule fabric runs any schedule "
-                         "loaded at run time")
+    refuse_given(args, (*FSM_OPTIONS, ("--name", "name", "pipegossip_fabric")),
+                 "only to --fabric fsm; the schedule fabric runs any schedule loaded at "
+                 "run time")
     if args.n is None:
         raise UsageError("the following arguments are required: --n")
     depth = 64 if args.depth is None else args.depth
@@ -95,10 +86,8 @@ def cmd_verilog(args: argparse.Namespace) -> int:
 
     if args.fabric == "schedule":
         return _verilog_schedule(args)
-    unused = [f for f, v in (("--depth", args.depth), ("--slots", args.slots)) if v is not None]
-    if unused:
-        raise UsageError(f"{', '.join(unused)} {'applies' if len(unused) == 1 else 'apply'} "
-                         "only to --fabric schedule")
+    refuse_given(args, (("--depth", "depth", None), ("--slots", "slots", None)),
+                 "only to --fabric schedule")
     missing = [f for f, v in (("--n", args.n), ("--order", args.order)) if v is None]
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)}")

@@ -152,6 +152,29 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, n_default: int | No
                    help="at most K transfers per step (1 <= K <= N/2); default unlimited")
 
 
+#: The configuration options of the FSM fabric and their values when not given.
+FSM_OPTIONS = (("--order", "order", None), ("--seed", "seed", None),
+               ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
+               ("--sessions", "sessions", 1), ("--channels", "channels", None))
+
+
+def refuse_given(args: argparse.Namespace, options, where: str) -> None:
+    """Refuse, in one line, every option of ``options`` the user gave.
+
+    ``options`` holds ``(flag, attribute, value when not given)`` triples;
+    ``where`` ends the message (``"only to --fabric fsm"``).
+
+    Raises
+    ------
+    ConfigError
+        Naming every such option.
+    """
+    given = [flag for flag, key, unset in options if getattr(args, key) != unset]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ConfigError(f"{', '.join(given)} {verb} {where}")
+
+
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """Build and validate the configuration the options describe.
 

@@ -22,8 +22,8 @@ from .model.errors import ConfigError
 from .model.metrics import Metrics
 from .limits import check_budget, check_fabric, check_model_memory
 from .model.engine import simulate
-from .options import (add_config_arguments, config_from_args, decimal, positive_int,
-                      progress_printer, word_width)
+from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, decimal,
+                      positive_int, progress_printer, refuse_given, word_width)
 from .sim.cosim import CosimResult, cosimulate
 from .sim.judge import model_result
 from .sim.runner import SIMULATORS, CosimError
@@ -103,16 +103,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     b = sub.add_parser("cosim-bench", help="Verilator build time and simulated cycles per second",
                        description="Build pipelined fabrics from scratch (in build/cosim-bench/) "
-                       "and time the build and a series of back-to-back runs.")
+                       "and time the build and a series of back-to-back runs in both modes; "
+                       "optionally long single runs (--workloads) and the co-simulation "
+                       "regression in both modes (--regression).")
     b.add_argument("--n", type=decimal, nargs="+", default=[8, 16, 32, 64], metavar="N",
                    help="processor counts; default 8 16 32 64")
     b.add_argument("--width", type=word_width, default=8, metavar="W")
     b.add_argument("--runs", type=positive_int, default=20, metavar="R",
-                   help="back-to-back runs simulated per build; default 20")
+                   help="back-to-back runs simulated per build in trace mode; default 20")
+    b.add_argument("--fast-runs", type=positive_int, default=2000, metavar="R",
+                   help="back-to-back runs in fast mode (batched in the hardware); default 2000")
+    b.add_argument("--no-batch", action="store_true",
+                   help="fast mode: Python starts every run (no hardware batches)")
     b.add_argument("--modes", nargs="+", choices=("trace", "fast"), default=["trace", "fast"],
                    help="modes to time side by side; default both")
     b.add_argument("--recipes", choices=("default", "compare"), default="default",
                    help="'compare' also times cocotb's stock options and the alternatives")
+    b.add_argument("--workloads", nargs="*", choices=("identity", "stream"), default=[],
+                   help="also time one long run per N and mode from nothing to the verdict: "
+                   "identity order, or pipelined with 100 sessions")
+    b.add_argument("--regression", action="store_true",
+                   help="also time the co-simulation regression (tests/test_sim_regression.py) "
+                   "in each mode, cold and warm (needs the checkout's tests)")
     b.add_argument("--format", choices=("text", "json"), default="text")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(func=cmd_bench)
@@ -192,23 +204,14 @@ def _text_summary(result: CosimResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: Options of an FSM-fabric co-simulation and their values when not given.
-_FSM_ONLY = (("--order", "order", None), ("--seed", "seed", None),
-             ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
-             ("--sessions", "sessions", 1), ("--channels", "channels", None),
-             ("--n", "n", None), ("--waves", "waves", None), ("--runs", "runs", 1),
-             ("--mode", "mode", "fast"))
-
-
 def _cosim_schedule(args: argparse.Namespace) -> int:
     from .cli import UsageError
     from .schedule_hw_cli import cosim_files, cosim_report_json, cosim_text
 
-    given = [flag for flag, key, unset in _FSM_ONLY if getattr(args, key) != unset]
-    if given:
-        raise UsageError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} "
-                         "only to the FSM fabric, not with --schedule (a schedule file "
-                         "gives its own N)")
+    refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None), ("--waves", "waves", None),
+                        ("--runs", "runs", 1), ("--mode", "mode", "fast")),
+                 "only to the FSM fabric, not with --schedule (a schedule file gives its "
+                 "own N)")
     if args.simulator == "icarus":
         raise UsageError("--schedule runs on Verilator (cosim-schedule --simulator amaranth "
                          "for Amaranth's simulator); --simulator icarus is not supported")
@@ -227,8 +230,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
 
     if args.schedule:
         return _cosim_schedule(args)
-    if args.depth is not None:
-        raise UsageError("--depth applies only with --schedule")
+    refuse_given(args, (("--depth", "depth", None),), "only with --schedule")
     missing = [f for f, v in (("--n", args.n), ("--order", args.order)) if v is None]
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)} "
@@ -351,7 +353,7 @@ def cmd_throughput(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     import os
 
-    from .sim.bench import bench_one
+    from .sim.bench import bench_one, bench_regression, bench_workload
 
     for n in args.n:
         if n < 2:
@@ -363,42 +365,81 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     Recipe(public="all", optimize=True), Recipe(optimize=True),
                     Recipe(opt_fast="-O1")]
     say = progress_printer("cosim", args.quiet)
-    points = []
-    for n in args.n:
-        row = {}
-        for recipe in recipes:
+    text = args.format == "text"
+    points, rows, regression = [], [], []
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    try:
+        for n in args.n:
+            row = {}
+            for recipe in recipes:
+                for mode in args.modes:
+                    if mode == "fast" and recipe != Recipe():
+                        continue  # the fast mode has its own recipe (fast_mode.FAST_RECIPE)
+                    runs = args.fast_runs if mode == "fast" else args.runs
+                    points.append(bench_one(RunConfig.family(n, "pipelined"), args.width, runs,
+                                            recipe, progress=say, mode=mode,
+                                            batch=not args.no_batch))
+                    if text:
+                        _print_point(points[-1])
+                    if recipe == Recipe():
+                        row[mode] = points[-1]
+            if text and len(row) == 2:
+                rows.append(_bench_row(n, row["trace"], row["fast"]))
+                print(rows[-1], flush=True)
+            for name in args.workloads:
+                for mode in args.modes:
+                    points.append(bench_workload(name, n, args.width, mode, progress=say))
+                    if text:
+                        _print_point(points[-1])
+        if args.regression:
+            base = Path(__file__).resolve().parent.parent
             for mode in args.modes:
-                if mode == "fast" and recipe != Recipe():
-                    continue  # the fast mode has its own recipe (fast_mode.FAST_RECIPE)
-                try:
-                    points.append(bench_one(RunConfig.family(n, "pipelined"), args.width,
-                                            args.runs, recipe, progress=say, mode=mode))
-                except (CosimError, ToolchainError) as e:
-                    return _fail("cosim-bench", e)
-                if args.format == "text":
-                    _print_point(points[-1])
-                if recipe == Recipe():
-                    row[mode] = points[-1]
-        if args.format == "text" and len(row) == 2:
-            t, f = row["trace"], row["fast"]
-            print(f"N={n:<4d} build trace {t.build_seconds:6.1f}s  fast {f.build_seconds:6.1f}s   "
-                  f"cycles/s trace {t.cycles_per_second:9.0f}  fast {f.cycles_per_second:11.0f}"
-                  f"   ratio {f.cycles_per_second / t.cycles_per_second:7.1f}x", flush=True)
-    if args.format == "json":
-        sys.stdout.write(json.dumps([dict(n=p.n, mode=p.mode, build_s=round(p.build_seconds, 3),
-                                          cycles_per_s=round(p.cycles_per_second, 1),
-                                          cycles=p.cycles, match=p.match,
-                                          recipe=Recipe(**p.recipe).name) for p in points])
-                         + "\n")
+                say(f"regression in {mode} mode (cold, then warm) ...")
+                regression.append(bench_regression(
+                    mode, base, base / "build" / "cosim-bench-regression" / mode))
+                if text:
+                    r = regression[-1]
+                    print(f"regression {mode:5s}: cold {r.cold_seconds:6.1f}s  warm "
+                          f"{r.warm_seconds:6.1f}s  ({r.summary})", flush=True)
+    except (CosimError, ToolchainError) as e:
+        return _fail("cosim-bench", e)
+    if not text:
+        out = [dict(n=p.n, mode=p.mode, build_s=round(p.build_seconds, 3),
+                    cycles_per_s=round(p.cycles_per_second, 1),
+                    e2e_cycles_per_s=round(p.e2e_cycles_per_second, 1),
+                    generate_s=round(p.generate_seconds, 3), cycles=p.cycles, runs=p.runs,
+                    total_s=round(p.total_seconds, 3), workload=p.workload, match=p.match,
+                    recipe=Recipe(**p.recipe).name) for p in points]
+        out += [dict(n=None, mode=r.mode, build_s=None, cycles_per_s=None,
+                     workload="regression", cold_s=round(r.cold_seconds, 1),
+                     warm_s=round(r.warm_seconds, 1), match=r.passed, summary=r.summary)
+                for r in regression]
+        sys.stdout.write(json.dumps(out) + "\n")
     else:
-        print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    return 0 if all(p.match for p in points) else 1
+        if len(rows) > 1:
+            print("\n".join(rows))
+        print(f"load average {load} at the start, "
+              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
+    ok = all(p.match for p in points) and all(r.passed for r in regression)
+    return 0 if ok else 1
+
+
+def _bench_row(n: int, t, f) -> str:
+    return (f"N={n:<4d} build trace {t.build_seconds:6.1f}s  fast {f.build_seconds:6.1f}s "
+            f"(generation {t.generate_seconds:5.1f}s / {f.generate_seconds:5.1f}s)   "
+            f"cycles/s trace {t.cycles_per_second:8.0f}  fast {f.cycles_per_second:9.0f}  "
+            f"ratio {f.cycles_per_second / t.cycles_per_second:6.1f}x   end to end trace "
+            f"{t.e2e_cycles_per_second:8.0f}  fast {f.e2e_cycles_per_second:9.0f}  "
+            f"ratio {f.e2e_cycles_per_second / t.e2e_cycles_per_second:6.1f}x")
+
 
 
 def _print_point(p) -> None:
     name = Recipe(**p.recipe).name
-    print(f"{p.slug:22s} {p.mode:5s} {name:48s} verilog {p.verilog_lines:6d} lines  "
-          f"build {p.build_seconds:6.1f}s "
-          f"wall ({p.build_cpu_seconds:5.1f}s cpu)  {p.cycles} cycles in {p.sim_seconds:5.3f}s = "
-          f"{p.cycles_per_second:7.0f} cycles/s  (process {p.process_seconds:4.1f}s)"
-          + ("" if p.match else "  MISMATCH"), flush=True)
+    print(f"{p.slug:26s} {p.mode:5s} {p.workload:8s} {name:48s} verilog {p.verilog_lines:6d} "
+          f"lines  build {p.build_seconds:6.1f}s wall ({p.build_cpu_seconds:5.1f}s cpu, "
+          f"generation {p.generate_seconds:5.1f}s)  {p.cycles} cycles in {p.sim_seconds:5.3f}s = "
+          f"{p.cycles_per_second:7.0f} cycles/s, end to end {p.e2e_seconds:5.2f}s = "
+          f"{p.e2e_cycles_per_second:7.0f} cycles/s (process {p.process_seconds:4.1f}s); "
+          f"build to verdict {p.total_seconds:5.1f}s" + ("" if p.match else "  MISMATCH"),
+          flush=True)
