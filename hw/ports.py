@@ -266,7 +266,7 @@ SCHEDULE_PORTS: tuple[SchedulePortSpec, ...] = (
     SchedulePortSpec("length", OUT, _s(lambda z: z.count_bits), False,
                      "the loaded program's length in cycles"),
     SchedulePortSpec("load__valid", IN, _s(lambda z: 1), False,
-                     "a load write this cycle (taken at the rising edge; ignored while busy)"),
+                     "a load write this cycle (taken at the rising edge; while busy only ITEM)"),
     SchedulePortSpec("load__kind", IN, _s(lambda z: 2), False,
                      "0 program entry, 1 item word, 2 header (length; clears held bits)"),
     SchedulePortSpec("load__node", IN, _s(lambda z: z.node_bits), False,
@@ -293,6 +293,11 @@ SCHEDULE_PORTS: tuple[SchedulePortSpec, ...] = (
     SchedulePortSpec("recv__slot", OUT, _s(lambda z: z.slot_bits), True,
                      "the slot it stores the word in"),
     SchedulePortSpec("recv__word", OUT, _s(lambda z: z.width), True, "the word received"),
+    SchedulePortSpec("item__valid", IN, _s(lambda z: 1), True,
+                     "write the node's store this cycle (taken at the edge, idle or running)"),
+    SchedulePortSpec("item__slot", IN, _s(lambda z: z.slot_bits), True, "the slot written"),
+    SchedulePortSpec("item__word", IN, _s(lambda z: z.width), True,
+                     "the word written (its held bit is set)"),
 )
 
 _SCHEDULE_BY_KEY = {p.key: p for p in SCHEDULE_PORTS}

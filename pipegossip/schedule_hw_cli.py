@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from .files import atomic_write
-from .options import decimal, positive_int, progress_printer, word_width
+from .options import decimal, positive_int, progress_printer, refuse_given, word_width
 
 __all__ = ["register", "write_verilog", "cosim_files", "cosim_text", "cosim_report_json"]
 
@@ -43,6 +43,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "rounded up to a power of two")
     p.add_argument("--seed", type=decimal, default=0, help="word seed; default 0")
     p.add_argument("--simulator", choices=("verilator", "amaranth"), default="verilator")
+    p.add_argument("--stream", type=positive_int, default=None, metavar="G",
+                   help="run each schedule (a gossip of one item per node) as G gossips back "
+                   "to back, loading later gossips' words while the fabric runs; prints port "
+                   "utilisation and all-to-alls per 1000 cycles")
+    p.add_argument("--banks", type=positive_int, default=None,
+                   help="with --stream: gossips' worth of store slots (slots = banks x N); "
+                   "default 2")
+    p.add_argument("--via", choices=("item", "load"), default=None,
+                   help="with --stream: load through each node's item port (default) or the "
+                   "shared load port")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_cosim)
@@ -72,36 +82,65 @@ def cmd_verilog(args: argparse.Namespace) -> int:
 
 
 def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
-                seed: int = 0, simulator: str = "verilator", progress=None):
+                seed: int = 0, simulator: str = "verilator", progress=None,
+                stream: int | None = None, banks: int = 2, via: str = "item"):
     """Load, check and co-simulate schedule files; returns the :class:`CosimReport`.
+
+    ``stream``, ``banks`` and ``via``: see
+    :func:`pipegossip.sim.schedule_cosim.cosim_schedules`.
 
     Raises
     ------
     FormatError
         A file cannot be read or breaks a schedule rule (bad input).
     ProgramError
-        A schedule does not fit the depth asked for.
+        A schedule does not fit the depth asked for (or cannot stream).
+    BudgetError
+        A stream whose fabric would exceed the ``fabric-bits`` budget.
     """
+    from .limits import check_budget
     from .model.schedules.ir import load
+    from .model.schedules.program import cycles_for
     from .model.schedules.validate import check
     from .sim.schedule_cosim import cosim_schedules
     schedules = []
     for f in files:
         s = load(f)
         check(s)
+        if stream is not None:  # refused before repeating the schedule G times
+            n, cycles = s.n, stream * cycles_for(s)
+            d = depth or cycles
+            slots = min(banks, stream) * n
+            entry_bits = 3 + 2 * max(1, (slots - 1).bit_length()) + max(1, (n - 1).bit_length())
+            check_budget("fabric-bits", n * n * width + n * d * entry_bits + n * slots * width,
+                         f"{f} streamed {stream:,} times ({cycles:,} cycles)")
         schedules.append((str(f), s))
     return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
-                           simulator=simulator, progress=progress)
+                           simulator=simulator, progress=progress, stream=stream,
+                           banks=banks, via=via)
 
 
 def cosim_text(report) -> str:
     """One line per schedule and a summary with the build count."""
+    from .model.schedules.stream import StreamProgram
+    from .sim.judge_schedule import port_figures
     lines = []
     for r in report.results:
         p, v = r.program, r.verdict
         lines.append(f"{r.name}: {'MATCH' if v.match else 'MISMATCH'} n={p.n} R={p.rounds} "
                      f"cycles={p.cycles} (+{r.record.latency} latency) "
                      f"load={r.record.load_cycles} cycles")
+        if isinstance(p, StreamProgram):
+            f = port_figures(p, r.record)
+            lines.append(f"  stream: {p.gossips} gossips, {p.banks} bank(s) "
+                         f"({p.program.slots} slots), {len(r.record.loads)} words loaded while "
+                         f"running; {f['exchange_cycles']} exchange cycles, port utilisation "
+                         f"min {f['min_util']:.3f}; all-to-alls per 1000 cycles: "
+                         f"{f['per_1000']} steady (one every {f['period']:.1f} cycles), "
+                         f"{f['per_1000_run']} over the {f['busy_cycles']} busy cycles"
+                         if f["period"] else
+                         f"  stream: 1 gossip, {f['exchange_cycles']} exchange cycles, port "
+                         f"utilisation min {f['min_util']:.3f}")
         if not v.match:
             lines += ["  " + x for x in v.report().splitlines()[1:]]
     made = report.builds_made
@@ -120,9 +159,13 @@ def cosim_report_json(report) -> dict:
 
 
 def cmd_cosim(args: argparse.Namespace) -> int:
+    if args.stream is None:
+        refuse_given(args, [("--banks", "banks", None), ("--via", "via", None)],
+                     "only with --stream G")
     report = cosim_files(args.files, width=args.width, depth=args.depth, seed=args.seed,
                          simulator=args.simulator,
-                         progress=progress_printer("pipegossip cosim-schedule", args.quiet))
+                         progress=progress_printer("pipegossip cosim-schedule", args.quiet),
+                         stream=args.stream, banks=args.banks or 2, via=args.via or "item")
     if args.format == "json":
         sys.stdout.write(json.dumps(cosim_report_json(report)) + "\n")
     else:

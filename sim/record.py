@@ -328,6 +328,11 @@ class ScheduleRun:
         The fabric's ``LATENCY``.
     load_cycles : int
         Clock cycles spent loading (one write per cycle).
+    loads : list of list of int
+        The store writes driven while the run was sampled (streaming), as
+        ``[cycle, via, node, slot, word]``: driven in clock ``cycle`` (taken
+        at the edge ending it), ``via`` 0 the ``load`` port (kind ITEM), 1
+        the node's ``item`` port (``pipegossip.hw.schedule.load.TimedWrite``).
     """
 
     spec: RunSpec
@@ -344,6 +349,7 @@ class ScheduleRun:
     origin: str = ""
     problems: list[str] = field(default_factory=list)
     first_cycle: int = 0
+    loads: list[list[int]] = field(default_factory=list)
 
     @property
     def busy_cycles(self) -> int:
@@ -363,7 +369,7 @@ class ScheduleRun:
                     latency=self.latency, load_cycles=self.load_cycles,
                     wall_seconds=self.wall_seconds, origin=self.origin,
                     problems=list(self.problems), store=self.store, held=self.held,
-                    acc=self.acc,
+                    acc=self.acc, loads=[list(map(int, w)) for w in self.loads],
                     samples={k: np.asarray(v).tolist() for k, v in self.samples.items()})
 
     @classmethod
@@ -378,7 +384,8 @@ class ScheduleRun:
                    ended=data["ended"], latency=int(data.get("latency", 1)),
                    load_cycles=int(data.get("load_cycles", 0)),
                    wall_seconds=float(data.get("wall_seconds", 0.0)),
-                   origin=data.get("origin", ""), problems=list(data.get("problems", [])))
+                   origin=data.get("origin", ""), problems=list(data.get("problems", [])),
+                   loads=[list(map(int, w)) for w in data.get("loads", [])])
 
 
 __all__ += ["ScheduleRun", "SCHEDULE_SCALAR_FIELDS", "SCHEDULE_LANE_FIELDS",

@@ -30,10 +30,11 @@ import numpy as np
 
 from ..files import atomic_write
 from ..hw.ports import SCHEDULE_PORTS, ScheduleSize
-from ..hw.schedule.fabric import LATENCY, ScheduleFabric
-from ..hw.schedule.load import load_writes
+from ..hw.schedule.fabric import LATENCY, LoadKind, ScheduleFabric
+from ..hw.schedule.load import load_writes, stream_writes
 from ..model.schedules.ir import Schedule
-from ..model.schedules.program import Program, compile_schedule
+from ..model.schedules.program import Program, ProgramError, compile_schedule
+from ..model.schedules.stream import VIA_ITEM, StreamProgram, compile_stream, load_timetable
 from . import build_cache, verilator_runtime
 from .paths import build_root
 from .record import (SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, RunSpec, ScheduleRun,
@@ -44,7 +45,8 @@ from .simulators import DEFAULT_RECIPE, Recipe, build_verilator, run_simulator
 from .toolchain import ToolchainError, use_verilator
 from .verdict import Verdict
 
-__all__ = ["JOB_ENV", "ScheduleJob", "ScheduleBuild", "ScheduleResult", "size_for",
+__all__ = ["JOB_ENV", "ScheduleJob", "job_for", "loaded", "timed_by_cycle", "ScheduleBuild",
+           "ScheduleResult", "size_for",
            "run_programs_amaranth", "build_schedule_fabric", "run_schedule_build",
            "cosim_schedules", "TOP"]
 
@@ -91,33 +93,71 @@ class ScheduleJob:
         return cls(**json.loads(Path(path).read_text(encoding="utf-8")))
 
 
-def _job_run(name: str, program: Program, seed: int) -> dict:
-    return dict(name=name, writes=load_writes(program, seed), word_seed=seed,
+def job_for(name: str, program: Program | StreamProgram, seed: int, via: str = VIA_ITEM
+             ) -> dict:
+    """One testbench job: the writes before the start and, streaming, the timed writes."""
+    if isinstance(program, StreamProgram):
+        writes, timed = stream_writes(program, seed, via)
+    else:
+        writes, timed = load_writes(program, seed), []
+    return dict(name=name, writes=writes, timed=timed, word_seed=seed,
                 max_cycles=program.cycles + LATENCY + 8, tail=TAIL)
 
 
-def size_for(programs: Sequence[Program]) -> ScheduleSize:
+def loaded(p: Program | StreamProgram) -> Program:
+    """The program the fabric holds (a streaming program's physical one)."""
+    return p.program if isinstance(p, StreamProgram) else p
+
+
+def _check_fits(programs: Sequence[Program | StreamProgram], size: ScheduleSize) -> None:
+    """Refuse a program whose entry layout or length is not the build's."""
+    for p in map(loaded, programs):
+        if (p.n != size.n or p.slots > size.slots or p.cycles > size.depth
+                or p.layout.slot_bits != size.slot_bits):
+            raise ProgramError(f"{p.slug} was compiled for n={p.n}, {p.slots} slots, "
+                               f"{p.cycles} cycles; the fabric has n={size.n}, {size.slots} "
+                               f"slots, depth {size.depth}: compile with slots={size.slots}")
+
+
+def size_for(programs: Sequence[Program | StreamProgram]) -> ScheduleSize:
     """The fabric size that runs every one of ``programs`` (same n and width)."""
-    p0 = programs[0]
-    return ScheduleSize(p0.n, p0.width, max(p.depth for p in programs),
-                        max(p.slots for p in programs))
+    ps = [loaded(p) for p in programs]
+    return ScheduleSize(ps[0].n, ps[0].width, max(p.depth for p in ps), max(p.slots for p in ps))
+
+
+def timed_by_cycle(job: dict) -> dict[int, list]:
+    """A job's timed writes grouped by the clock cycle that drives them."""
+    out: dict[int, list] = {}
+    for w in job.get("timed", []):
+        out.setdefault(int(w[0]), []).append(w)
+    return out
 
 
 # ------------------------------------------------------------------ Amaranth simulator
-def run_programs_amaranth(programs: Sequence[Program], size: ScheduleSize | None = None,
-                          seed: int = 0, names: Sequence[str] | None = None) -> list[ScheduleRun]:
+def run_programs_amaranth(programs: Sequence[Program | StreamProgram],
+                          size: ScheduleSize | None = None, seed: int = 0,
+                          names: Sequence[str] | None = None, via: str = VIA_ITEM,
+                          jobs: Sequence[dict] | None = None) -> list[ScheduleRun]:
     """Load and run ``programs`` one after another on one simulated fabric.
 
     Parameters
     ----------
     size : ScheduleSize, optional
         Default :func:`size_for` the programs.
+    via : {"item", "load"}
+        The path of a streaming program's timed loads.
+    jobs : sequence of dict, optional
+        The jobs to drive instead of the programs' own (a fault test alters
+        a timed write); as made by :func:`job_for`.
     """
     from amaranth.sim import Simulator
 
     size = size or size_for(programs)
+    _check_fits(programs, size)
+    if jobs is None:  # (a timetable the path cannot meet is refused before elaborating)
+        jobs = [job_for(names[i] if names else p.slug, p, seed, via)
+                for i, p in enumerate(programs)]
     dut = ScheduleFabric(size.n, size.width, size.depth, size.slots)
-    jobs = [_job_run(names[i] if names else p.slug, p, seed) for i, p in enumerate(programs)]
     results: list[ScheduleRun] = []
 
     def handle(key: str, i: int | None = None):
@@ -145,7 +185,9 @@ def run_programs_amaranth(programs: Sequence[Program], size: ScheduleSize | None
             rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
             ctx.set(dut.start, 1)
             done_at, k = None, 0
+            timed = timed_by_cycle(job)
             while True:
+                _drive_amaranth(ctx, dut, timed.get(k, []))
                 for f, s in outs.items():
                     rows[f].append(ctx.get(s))
                 for f, sigs in lanes.items():
@@ -156,6 +198,7 @@ def run_programs_amaranth(programs: Sequence[Program], size: ScheduleSize | None
                 await ctx.tick()
                 ctx.set(dut.start, 0)
                 k += 1
+            _drive_amaranth(ctx, dut, [])
             store, held, acc = await _read_back_amaranth(ctx, dut, size)
             results.append(_record(job, size, rows, store, held, acc, ended,
                                    time.perf_counter() - t0, "Amaranth simulator"))
@@ -165,6 +208,25 @@ def run_programs_amaranth(programs: Sequence[Program], size: ScheduleSize | None
     sim.add_testbench(bench)
     sim.run()
     return results
+
+
+def _drive_amaranth(ctx, dut, writes: list) -> None:
+    """Drive this cycle's timed writes (and nothing else) on the load and item ports."""
+    on = {int(w[2]): w for w in writes if w[1] == 1}
+    for i in range(len(dut.item)):
+        w = on.get(i)
+        ctx.set(dut.item[i].valid, int(w is not None))
+        if w is not None:
+            ctx.set(dut.item[i].slot, int(w[3]))
+            ctx.set(dut.item[i].word, int(w[4]))
+    shared = [w for w in writes if w[1] == 0]
+    ctx.set(dut.load.valid, int(bool(shared)))
+    if shared:
+        _, _, node, slot, word = shared[0]
+        ctx.set(dut.load.kind, int(LoadKind.ITEM))
+        ctx.set(dut.load.node, int(node))
+        ctx.set(dut.load.addr, int(slot))
+        ctx.set(dut.load.data, int(word))
 
 
 async def _read_back_amaranth(ctx, dut, size: ScheduleSize):
@@ -192,7 +254,9 @@ def _record(job: dict, size: ScheduleSize, rows: dict, store, held, acc, ended: 
                                     max_cycles=job["max_cycles"], idle=0),
                        n=size.n, name=job["name"], samples=samples, store=store, held=held,
                        acc=acc, ended=ended, latency=LATENCY, load_cycles=len(job["writes"]),
-                       wall_seconds=wall, origin=origin)
+                       wall_seconds=wall, origin=origin,
+                       loads=[list(map(int, w)) for w in job.get("timed", [])
+                              if int(w[0]) < len(rows["busy"])])
 
 
 # ------------------------------------------------------------------ Verilator through cocotb
@@ -273,16 +337,21 @@ def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
     return ScheduleBuild(size, directory, False, seconds)
 
 
-def run_schedule_build(b: ScheduleBuild, programs: Sequence[Program], *, seed: int = 0,
-                       names: Sequence[str] | None = None) -> list[ScheduleRun]:
-    """Load and run every program, in one simulator process, on build ``b``."""
+def run_schedule_build(b: ScheduleBuild, programs: Sequence[Program | StreamProgram], *,
+                       seed: int = 0, names: Sequence[str] | None = None,
+                       via: str = VIA_ITEM) -> list[ScheduleRun]:
+    """Load and run every program, in one simulator process, on build ``b``.
+
+    A streaming program's timed loads go through ``via`` while it runs.
+    """
+    _check_fits(programs, b.size)
     runs_dir = b.directory / "runs"
     runs_dir.mkdir(exist_ok=True)
     sweep(runs_dir)
     with scratch(runs_dir, "run") as work:
         result = work / "result.json"
         job = ScheduleJob(size=asdict(b.size), result_path=str(result),
-                          runs=[_job_run(names[i] if names else p.slug, p, seed)
+                          runs=[job_for(names[i] if names else p.slug, p, seed, via)
                                 for i, p in enumerate(programs)])
         job.write(work / "job.json")
         try:
@@ -305,7 +374,7 @@ class ScheduleResult:
     """One schedule's outcome: its name, program, record and verdict."""
 
     name: str
-    program: Program
+    program: Program | StreamProgram
     record: ScheduleRun
     verdict: Verdict
 
@@ -329,7 +398,9 @@ class CosimReport:
 
 def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
                     depth: int | None = None, seed: int = 0, simulator: str = "verilator",
-                    root: Path | None = None, progress: Progress | None = None) -> CosimReport:
+                    root: Path | None = None, progress: Progress | None = None,
+                    stream: int | None = None, banks: int = 2,
+                    via: str = VIA_ITEM) -> CosimReport:
     """Compile, build once per size, run and judge every schedule.
 
     Parameters
@@ -340,6 +411,14 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
         n, rounded up to a power of two (so similar sets share builds).
     simulator : {"verilator", "amaranth"}
         ``amaranth`` runs in Amaranth's simulator (no build).
+    stream : int, optional
+        Run each schedule (a gossip of one item per node) as ``stream``
+        gossips back to back, the later gossips' words loaded while the
+        fabric runs (:func:`~pipegossip.model.schedules.stream.compile_stream`).
+    banks : int
+        Streaming: gossips' worth of store slots.
+    via : {"item", "load"}
+        Streaming: the path of the timed loads.
 
     Raises
     ------
@@ -350,23 +429,29 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
     """
     from .judge_schedule import judge_schedule
 
-    by_n: dict[int, list[tuple[str, Program]]] = {}
+    def build(s: Schedule, d: int | None, slots: int | None = None):
+        if stream is not None:
+            sp = compile_stream(s, stream, banks=banks, width=width, depth=d, slots=slots)
+            load_timetable(sp, via)  # refused before any build when the path cannot keep up
+            return sp
+        return compile_schedule(s, width=width, depth=d, slots=slots)
+
+    by_n: dict[int, list[tuple[str, Schedule, Program | StreamProgram]]] = {}
     for name, s in schedules:
-        p = compile_schedule(s, width=width, depth=depth)
-        by_n.setdefault(s.n, []).append((name, p))
+        by_n.setdefault(s.n, []).append((name, s, build(s, depth)))
     report = CosimReport()
     for n, items in by_n.items():
-        d = depth or 1 << (max(p.cycles for _, p in items) - 1).bit_length()
-        programs = [compile_schedule(p.schedule, width=width, depth=d,
-                                     slots=max(q.slots for _, q in items)) for _, p in items]
-        names = [name for name, _ in items]
+        d = depth or 1 << (max(p.cycles for *_, p in items) - 1).bit_length()
+        slots = max(loaded(p).slots for *_, p in items)
+        programs = [build(s, d, slots) for _, s, _ in items]
+        names = [name for name, *_ in items]
         size = size_for(programs)
         if simulator == "amaranth":
-            records = run_programs_amaranth(programs, size, seed, names)
+            records = run_programs_amaranth(programs, size, seed, names, via)
         else:
             b = build_schedule_fabric(size, root=root, progress=progress)
             report.builds.append(b)
-            records = run_schedule_build(b, programs, seed=seed, names=names)
+            records = run_schedule_build(b, programs, seed=seed, names=names, via=via)
         for name, p, r in zip(names, programs, records):
             report.results.append(ScheduleResult(name, p, r, judge_schedule(p, r)))
     return report

@@ -8,7 +8,8 @@ variable ``PIPEGOSSIP_SCHEDULE_JOB``. After one reset, for every entry it
 * drives the entry's load writes, one per clock cycle, on the load port;
 * pulses ``start`` and samples every output after ``ReadOnly()`` in every
   cycle from the start cycle (cycle 0) until ``TAIL`` cycles after ``done``
-  (or a cycle budget);
+  (or a cycle budget), driving a streaming entry's timed writes (the next
+  gossips' words) on the ``item`` ports or the ``load`` port in their cycles;
 * reads every node's store, held bits and accumulator back through the read
   port (latency 1);
 
@@ -49,7 +50,8 @@ def _handles(dut, n: int):
 @cocotb.test()
 async def schedule_runs(dut) -> None:
     """Run every entry of the job on this one build and write the records."""
-    from .schedule_cosim import JOB_ENV, ScheduleJob, _record, _run_end  # noqa: PLC0415
+    from .schedule_cosim import (JOB_ENV, ScheduleJob, _record, _run_end,  # noqa: PLC0415
+                                 timed_by_cycle)
     from ..hw.ports import ScheduleSize  # noqa: PLC0415
 
     job = ScheduleJob.read(os.environ[JOB_ENV])
@@ -61,7 +63,9 @@ async def schedule_runs(dut) -> None:
     read = {f: dut[f"read__{f}"] for f in ("node", "slot", "word", "held", "acc")}
     start = dut["start"]
     scalars, lanes = _handles(dut, n)
-    for h in list(load.values()) + [start, read["node"], read["slot"]]:
+    item = [{f: dut[f"item__{i}__{f}"] for f in ("valid", "slot", "word")} for i in range(n)]
+    for h in list(load.values()) + [start, read["node"], read["slot"]] + [
+            x for d in item for x in d.values()]:
         h.value = 0
     dut["rst"].value = 1
     for _ in range(2):
@@ -82,6 +86,8 @@ async def schedule_runs(dut) -> None:
         rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
         problems: list[str] = []
         done_at, k = None, 0
+        timed = timed_by_cycle(run)
+        _drive(load, item, timed.get(0, []))
         while True:
             await ReadOnly()
             for f, h in scalars.items():
@@ -94,8 +100,10 @@ async def schedule_runs(dut) -> None:
             await RisingEdge(clk)
             start.value = 0
             k += 1
+            _drive(load, item, timed.get(k, []))
         await RisingEdge(clk)
         start.value = 0
+        _drive(load, item, [])
         store = [[0] * size.slots for _ in range(n)]
         held = [[0] * size.slots for _ in range(n)]
         acc = [0] * n
@@ -118,6 +126,25 @@ async def schedule_runs(dut) -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(results, f)
     os.replace(tmp, job.result_path)
+
+
+def _drive(load: dict, item: list[dict], writes: list) -> None:
+    """Drive this cycle's timed writes (and nothing else) on the item and load ports."""
+    on = {int(w[2]): w for w in writes if w[1] == 1}
+    for i, port in enumerate(item):
+        w = on.get(i)
+        port["valid"].value = int(w is not None)
+        if w is not None:
+            port["slot"].value = int(w[3])
+            port["word"].value = int(w[4])
+    shared = [w for w in writes if w[1] == 0]
+    load["valid"].value = int(bool(shared))
+    if shared:
+        _, _, node, slot, word = shared[0]
+        load["kind"].value = 1  # LoadKind.ITEM
+        load["node"].value = int(node)
+        load["addr"].value = int(slot)
+        load["data"].value = int(word)
 
 
 def _int(handle, name: str, cycle, problems: list[str]) -> int:

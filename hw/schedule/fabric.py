@@ -102,11 +102,16 @@ class ScheduleFabric(wiring.Component):
     length : Out(ceil(log2(depth+1)))
         The loaded program's length (the last header write, at most depth).
     load : Out(Signature) of In members
-        A simple write port, taken at the rising edge when ``valid`` is high
-        and the fabric is not busy (ignored while busy): ``kind`` (a
-        :class:`LoadKind`), ``node``, ``addr``, ``data``. Write the HEADER
+        A simple write port, taken at the rising edge when ``valid`` is high:
+        ``kind`` (a :class:`LoadKind`), ``node``, ``addr``, ``data``. HEADER
+        and PROGRAM writes are taken only while not busy (ignored while
+        busy); ITEM writes are taken idle or running (streaming: the next
+        gossip's words while the previous one drains). Write the HEADER
         first (it clears every held bit and accumulator), then ITEM words
         and PROGRAM entries in any order; one write per cycle, no handshake.
+        An ITEM write in clock cycle k is seen by sends exchanged in cycle
+        k+1 and later; one that hits the slot its node receives into at the
+        same edge is dropped (the receive wins).
     read : Out(Signature)
         Read-back while idle: ``node`` and ``slot`` in; ``word``, ``held``
         (the slot of that node) and ``acc`` (that node's accumulator) out,
@@ -116,6 +121,12 @@ class ScheduleFabric(wiring.Component):
     recv : Out(Signature).array(n)
         Per node, in exchange cycles: ``valid`` (it receives), ``source``,
         ``slot`` (where the word is stored) and ``word``.
+    item : Out(Signature).array(n) of In members
+        Per node, a store write of its own: ``valid``, ``slot``, ``word``,
+        taken at the rising edge, idle or running, with the timing and the
+        receive-wins rule of a load-port ITEM write. It wins over a load-port
+        ITEM write to the same node at the same edge (that one is dropped).
+        Lets every node take one new word per cycle while the fabric runs.
 
     Notes
     -----
@@ -173,6 +184,7 @@ class ScheduleFabric(wiring.Component):
         kind = one_hot(m, ld.kind, 4, name="load_node_onehot")
         node_sel = one_hot(m, ld.node, n, name="load_node_onehot")
         header = take & kind[LoadKind.HEADER]
+        item_any = ld.valid & kind[LoadKind.ITEM]  # ITEM writes: idle or running
         with m.If(header):
             # the driver keeps length <= depth (the compiler refuses longer programs)
             m.d.sync += length.eq(ld.data[:z.count_bits])
@@ -188,9 +200,9 @@ class ScheduleFabric(wiring.Component):
                 node.prog_we.eq(mine & kind[LoadKind.PROGRAM]),
                 node.prog_addr.eq(ld.addr),
                 node.prog_data.eq(ld.data),
-                node.item_we.eq(mine & kind[LoadKind.ITEM]),
-                node.item_slot.eq(ld.addr),
-                node.item_data.eq(ld.data),
+                node.item_we.eq(self.item[i].valid | (item_any & node_sel[i])),
+                node.item_slot.eq(Mux(self.item[i].valid, self.item[i].slot, ld.addr)),
+                node.item_data.eq(Mux(self.item[i].valid, self.item[i].word, ld.data)),
                 node.rd_slot.eq(self.read.slot),
                 xbar.inputs[i].eq(node.out_word),
                 xbar.select[i].eq(node.select),

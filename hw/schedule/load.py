@@ -9,13 +9,20 @@ words by construction (the one tagged-word scheme, :mod:`pipegossip.hw.words`).
 from __future__ import annotations
 
 from ...model.schedules.program import Program, question_word
+from ...model.schedules.stream import VIA_ITEM, VIA_LOAD, StreamProgram, load_timetable
 from ..words import seeded_word
 from .fabric import LoadKind
 
-__all__ = ["slot_words", "load_writes", "Write"]
+__all__ = ["slot_words", "load_writes", "Write", "TimedWrite", "stream_writes", "VIA_CODES"]
 
 #: One load-port write: ``(kind, node, addr, data)``.
 Write = tuple[int, int, int, int]
+#: One store write while running: ``(clock cycle, via, node, slot, word)``; cycle 0 = the
+#: start cycle, ``via`` a :data:`VIA_CODES` value.
+TimedWrite = tuple[int, int, int, int, int]
+#: ``via`` codes of a :data:`TimedWrite`: 0 the shared ``load`` port (kind ITEM), 1 the
+#: node's own ``item`` port.
+VIA_CODES = {VIA_LOAD: 0, VIA_ITEM: 1}
 
 
 def slot_words(program: Program, seed: int = 0) -> list[int]:
@@ -50,3 +57,19 @@ def load_writes(program: Program, seed: int = 0) -> list[Write]:
     for v in range(program.n):
         out += [(int(LoadKind.PROGRAM), v, c, int(entries[v, c])) for c in range(program.cycles)]
     return out
+
+
+def stream_writes(sp: StreamProgram, seed: int = 0, via: str = VIA_ITEM
+                  ) -> tuple[list[Write], list[TimedWrite]]:
+    """The writes of a streaming program: those before the start, and those while it runs.
+
+    The first list loads the physical program (header, gossips
+    ``0 .. banks-1``, entries) as :func:`load_writes`; the second writes
+    every later gossip's words at the cycles of
+    :func:`~pipegossip.model.schedules.stream.load_timetable`, through
+    ``via``. Item ``g*n + v`` carries node v's tagged word of session g.
+    """
+    words = slot_words(sp.logical, seed)
+    timed = [(k, VIA_CODES[via], ld.node, ld.slot, words[ld.item])
+             for k, ld in load_timetable(sp, via)]
+    return load_writes(sp.program, seed), timed
