@@ -2,8 +2,9 @@
 
 ``prove`` proves one configuration (the fabric's delivery, timing and
 watchdog properties; with ``--receive any --substitute`` also the resolver
-equivalence); ``prove-sweep`` proves many and prints the Markdown table of
-docs/proofs.md. Exit status 0 when every property is proven, 1 when one
+equivalence), or with ``--fabric schedule`` the schedule fabric loaded with one
+schedule (a generator at ``--n``, or a file); ``prove-sweep`` proves many and
+prints the Markdown table of docs/proofs.md. Exit status 0 when every property is proven, 1 when one
 failed or was not proven within ``--timeout`` (a verdict), 2 for bad usage.
 """
 
@@ -23,13 +24,27 @@ __all__ = ["register"]
 
 MODES = ("bmc", "prove")
 
+#: Kinds of proof a sweep runs.
+KINDS = ("fabric", "resolver", "schedule")
+
+#: Schedule generators of the default sweep.
+SWEEP_FAMILIES = ("cyclic-shift", "one-factor")
+
+#: Options of the FSM fabric, their values when not given (``--n`` is shared).
+_FSM_ONLY = (("--order", "order", None), ("--seed", "seed", None),
+             ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
+             ("--sessions", "sessions", 1), ("--channels", "channels", None),
+             ("--only", "only", None))
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=MODES, default="bmc",
-                   help="bmc: bounded model check of cycles 0..L+2; prove: k-induction "
+                   help="bmc: bounded model check of cycles 0..L+2 (schedule fabric: the "
+                   "load, the run and two cycles after done); prove: k-induction "
                    "(unbounded when it closes); default bmc")
     p.add_argument("--depth", type=positive_int, default=None, metavar="D",
-                   help="steps to check (bmc) or the induction length (prove); default L+3")
+                   help="steps to check (bmc) or the induction length (prove); default L+3 "
+                   "(schedule fabric: W+L+5 for W load writes)")
     p.add_argument("--timeout", type=positive_int, default=600, metavar="S",
                    help="seconds per proof before it is stopped (not proven); default 600")
     p.add_argument("--format", choices=("text", "json"), default="text",
@@ -42,8 +57,17 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
+def _schedule_words(p: argparse.ArgumentParser) -> None:
+    from .hw.proofs.catalog import SCHEDULE_WORDS
+
+    p.add_argument("--words", choices=SCHEDULE_WORDS, default="free",
+                   help="schedule fabric: the loaded item words are any-constants (free, "
+                   "default: every value) or the tagged words of hw/words.py (tagged)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    from .hw.proofs.catalog import MUTANTS, OPTION_SETS, ORDER_FAMILIES
+    from .hw.proofs.catalog import (MUTANTS, OPTION_SETS, ORDER_FAMILIES, SCHEDULE_FAMILIES,
+                                    SCHEDULE_MUTANTS)
 
     p = sub.add_parser(
         "prove", help="formal proofs of one fabric (SymbiYosys)",
@@ -51,12 +75,31 @@ def register(sub: argparse._SubParsersAction) -> None:
         "delivers every word exactly once to every other processor with its source, "
         "delivers nothing after done, finishes in L cycles and never stalls; with "
         "--receive any --substitute also that the resolver equals the serial chain of "
-        "the rule. Exit 0 proven, 1 a property failed or timed out, 2 bad usage.",
-        epilog="Mutants (each must fail): " + "; ".join(f"{k}: {v}" for k, v in MUTANTS.items()))
+        "the rule. With --fabric schedule: that the schedule fabric, loaded with one "
+        "schedule through its load port, gives every node every item the primitive needs "
+        "with its word, never drives a receiving port from two sources, stores nothing "
+        "after done and is busy for exactly L+1 cycles. Exit 0 proven, 1 a property failed or "
+        "timed out, 2 bad usage.",
+        epilog="Mutants (each must fail): " + "; ".join(f"{k}: {v}" for k, v in MUTANTS.items())
+        + ". Schedule-fabric mutants: "
+        + "; ".join(f"{k}: {v}" for k, v in SCHEDULE_MUTANTS.items()) + ".")
     add_config_arguments(p, n_default=3, order_default="identity")
-    p.add_argument("--mutate", choices=sorted(MUTANTS), default=None, metavar="NAME",
-                   help="prove a deliberately broken design instead (" + ", ".join(MUTANTS)
+    # unset unless given, so --fabric schedule can refuse them (filled in by cmd_prove)
+    p.set_defaults(n=None, order=None)
+    names = sorted(set(MUTANTS) | set(SCHEDULE_MUTANTS))
+    p.add_argument("--mutate", choices=names, default=None, metavar="NAME",
+                   help="prove a deliberately broken design instead (" + ", ".join(names)
                    + "); it must fail")
+    g = p.add_argument_group("schedule fabric")
+    g.add_argument("--fabric", choices=("fsm", "schedule"), default=None,
+                   help="fsm (default): the fabric of one configuration; schedule: the "
+                   "schedule fabric loaded with --schedule-family at --n, or --schedule FILE "
+                   "(either implies it)")
+    g.add_argument("--schedule-family", choices=SCHEDULE_FAMILIES, default=None,
+                   metavar="NAME", help="the generator to load: " + ", ".join(SCHEDULE_FAMILIES))
+    g.add_argument("--schedule", default=None, metavar="FILE.json",
+                   help="a schedule file to load (any valid schedule; it gives N)")
+    _schedule_words(g)
     p.add_argument("--only", choices=("fabric", "resolver"), default=None,
                    help="run only the fabric proof or only the resolver equivalence")
     _common(p)
@@ -65,8 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser(
         "prove-sweep", help="formal proofs over sizes, order families and options",
         description="Run the fabric proofs for every N of --sizes, order family and option "
-        "set, and the resolver equivalence for every N of --resolver-sizes; print the "
-        "summary as a Markdown table (the README's proof table).")
+        "set, the resolver equivalence for every N of --resolver-sizes, and the schedule "
+        "fabric loaded with every generator of --schedule-families at every N of "
+        "--schedule-sizes; print the summary as a Markdown table (the README's proof table).")
     s.add_argument("--sizes", type=int_list(2), default=[3, 4, 5, 6], metavar="LIST",
                    help="N values of the fabric proofs; default 3,4,5,6")
     s.add_argument("--orders", default=",".join(ORDER_FAMILIES), metavar="LIST",
@@ -76,7 +120,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--resolver-sizes", type=int_list(2), default=[3, 4, 5, 6, 7, 8],
                    metavar="LIST", help="N values of the resolver equivalence; default 3..8")
     s.add_argument("--no-resolver", action="store_true",
-                   help="skip the resolver equivalence (fabric proofs only)")
+                   help="skip the resolver equivalence")
+    s.add_argument("--schedule-sizes", type=int_list(2), default=[3, 4, 5, 6], metavar="LIST",
+                   help="N values of the schedule-fabric proofs; default 3,4,5,6")
+    s.add_argument("--schedule-families", default=",".join(SWEEP_FAMILIES), metavar="LIST",
+                   help="generators loaded into the schedule fabric: "
+                   + ", ".join(SCHEDULE_FAMILIES) + "; default " + ",".join(SWEEP_FAMILIES))
+    s.add_argument("--no-schedule", action="store_true",
+                   help="skip the schedule-fabric proofs")
+    s.add_argument("--only", choices=KINDS, default=None,
+                   help="run only one kind of proof: fabric (FSM), resolver or schedule")
+    _schedule_words(s)
     s.add_argument("--rows", action="store_true",
                    help="with --table: one row per proof instead of one per N")
     _common(s)
@@ -92,8 +146,64 @@ def _names(text: str, known, what: str) -> list[str]:
     return names
 
 
+def _schedule_prove(args: argparse.Namespace) -> int:
+    """``prove --fabric schedule``: one schedule loaded into the schedule fabric."""
+    from .hw.proofs.catalog import SCHEDULE_MUTANTS
+    from .hw.proofs.suite import PROOF_WIDTH, schedule_job
+
+    given = [flag for flag, key, unset in _FSM_ONLY if getattr(args, key) != unset]
+    if given:
+        raise UsageError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} "
+                         "only to --fabric fsm")
+    if args.mutate is not None and args.mutate not in SCHEDULE_MUTANTS:
+        raise UsageError(f"--mutate {args.mutate} is not a schedule-fabric mutant (expected one "
+                         f"of {', '.join(SCHEDULE_MUTANTS)})")
+    if (args.schedule is None) == (args.schedule_family is None):
+        raise UsageError("--fabric schedule needs one of --schedule-family NAME (with --n) "
+                         "or --schedule FILE")
+    try:
+        if args.schedule is not None:
+            if args.n is not None:
+                raise UsageError("--n: a schedule file gives its own N")
+            from pathlib import PurePath
+
+            from .hw.proofs.schedule_suite import file_program
+            program = file_program(args.schedule, PROOF_WIDTH)
+            label = PurePath(args.schedule).name
+        else:
+            from .hw.proofs.schedule_suite import schedule_program
+            n = 3 if args.n is None else args.n
+            if n > 8:
+                raise UsageError(f"--n {n}: proofs are run for N <= 8")
+            program = schedule_program(args.schedule_family, n, PROOF_WIDTH)
+            label = args.schedule_family
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if program.n > 8:
+        raise UsageError(f"{label}: N={program.n}; proofs are run for N <= 8")
+    from .hw.proofs.schedule_harness import check_mutant
+    try:
+        check_mutant(program, args.mutate)  # one the schedule cannot show: before any tool
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return _run(args, [schedule_job(program, label, args.mode, args.depth, args.mutate,
+                                    args.words)])
+
+
 def cmd_prove(args: argparse.Namespace) -> int:
-    from .hw.proofs.catalog import RESOLVER_MUTANTS
+    from .hw.proofs.catalog import MUTANTS, RESOLVER_MUTANTS
+
+    schedule = args.schedule is not None or args.schedule_family is not None
+    if args.fabric == "schedule" or (args.fabric is None and schedule):
+        return _schedule_prove(args)
+    if schedule:
+        raise UsageError("--schedule-family and --schedule apply only to --fabric schedule")
+    if args.words != "free":
+        raise UsageError("--words applies only to --fabric schedule")
+    if args.mutate is not None and args.mutate not in MUTANTS:
+        raise UsageError(f"--mutate {args.mutate} applies only to --fabric schedule")
+    args.n = 3 if args.n is None else args.n
+    args.order = "identity" if args.order is None else args.order
     from .hw.proofs.suite import fabric_job, resolver_job
 
     config = config_from_args(args)
@@ -120,20 +230,23 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .hw.proofs.catalog import OPTION_SETS, ORDER_FAMILIES
-    from .hw.proofs.suite import fabric_job, resolver_job, sweep_configs
+    from .hw.proofs.catalog import OPTION_SETS, ORDER_FAMILIES, SCHEDULE_FAMILIES
+    from .hw.proofs.suite import PROOF_WIDTH, fabric_job, resolver_job, schedule_job, sweep_configs
     from .model.config import RunConfig
 
     orders = _names(args.orders, ORDER_FAMILIES, "order family")
     options = _names(args.options, tuple(OPTION_SETS), "option set")
-    if max(args.sizes + args.resolver_sizes) > 8:
+    families = _names(args.schedule_families, SCHEDULE_FAMILIES, "schedule family")
+    if max(args.sizes + args.resolver_sizes + args.schedule_sizes) > 8:
         raise UsageError("proofs are run for N <= 8 (state grows as N^2)")
     if "channels=1" in options or "all" in options:
         if min(args.sizes) < 2:
             raise UsageError("channels=1 needs N >= 2")
+    kinds = {args.only} if args.only else set(KINDS) - {
+        k for k, skip in (("resolver", args.no_resolver), ("schedule", args.no_schedule)) if skip}
     jobs = [fabric_job(c, args.mode, args.depth)
-            for c in sweep_configs(args.sizes, orders, options)]
-    for n in [] if args.no_resolver else args.resolver_sizes:
+            for c in (sweep_configs(args.sizes, orders, options) if "fabric" in kinds else [])]
+    for n in args.resolver_sizes if "resolver" in kinds else []:
         for order in orders:
             jobs.append(resolver_job(RunConfig.family(n, order, 0 if order == "random" else None,
                                                       receive="any", substitute=True)))
@@ -141,6 +254,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 jobs.append(resolver_job(RunConfig.family(
                     n, order, 0 if order == "random" else None, receive="any", substitute=True,
                     sessions=2, channels=n // 2 - 1 or 1)))
+    if "schedule" in kinds:
+        from .hw.proofs.schedule_suite import schedule_program
+        for family in families:
+            for n in args.schedule_sizes:
+                try:
+                    program = schedule_program(family, n, PROOF_WIDTH)
+                except ValueError as e:
+                    raise UsageError(f"{family} at N={n}: {e}") from None
+                jobs.append(schedule_job(program, family, args.mode, args.depth,
+                                         words=args.words))
+    if not jobs:
+        raise UsageError("nothing to prove (every kind of proof was skipped)")
     return _run(args, jobs)
 
 

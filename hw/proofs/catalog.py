@@ -7,7 +7,8 @@ module is imported.
 
 from __future__ import annotations
 
-__all__ = ["FABRIC_MUTANTS", "RESOLVER_MUTANTS", "MUTANTS", "ORDER_FAMILIES", "OPTION_SETS"]
+__all__ = ["FABRIC_MUTANTS", "RESOLVER_MUTANTS", "MUTANTS", "ORDER_FAMILIES", "OPTION_SETS",
+           "SCHEDULE_MUTANTS", "SCHEDULE_FAMILIES", "SCHEDULE_WORDS"]
 
 #: Deliberately broken fabrics: each must FAIL its proof (a proof that
 #: cannot fail proves nothing).
@@ -37,3 +38,16 @@ OPTION_SETS = {
     "channels=1": {"channels": 1},
     "all": {"receive": "any", "substitute": True, "sessions": 2, "channels": 1},
 }
+
+#: Deliberately broken schedule-fabric runs; each must FAIL its proof.
+SCHEDULE_MUTANTS = {
+    "xbar-select": "crossbar output 0 swaps the select lines of inputs 1 and 2",
+    "xbar-double": "crossbar output 0 also takes the input after the selected one",
+    "source-field": "node 0's first receiving program entry names another source",
+}
+
+#: Schedule generators the schedule-fabric proofs take by name (``--n`` gives N).
+SCHEDULE_FAMILIES = ("cyclic-shift", "one-factor", "recursive-doubling", "min-calls")
+
+#: Item words of a schedule-fabric proof: any-constants, or the tagged words.
+SCHEDULE_WORDS = ("free", "tagged")

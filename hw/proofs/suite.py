@@ -1,13 +1,16 @@
 """Which proofs to run for a configuration, and the sweep behind the README table.
 
 A *job* is one SymbiYosys run: the fabric harness of one configuration
-(bounded to L+3 steps, or k-induction), or the resolver miter of one
-configuration (depth 1, it is combinational). :func:`run_jobs` runs a list
-of them in one work folder and returns their results in order.
+(bounded to L+3 steps, or k-induction), the resolver miter of one
+configuration (depth 1, it is combinational), or the schedule-fabric harness
+of one compiled schedule (the load, the run and two read-back cycles).
+:func:`run_jobs` runs a list of them in one work folder and returns their
+results in order.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +20,11 @@ from .catalog import MUTANTS, OPTION_SETS, ORDER_FAMILIES
 from .harness import FabricHarness, mutated, run_length
 from .resolver_miter import ResolverMiter
 from .runner import ProofResult, run_sby
+from .schedule_harness import ScheduleHarness, proof_depth
+from .schedule_suite import memory_mapped
 
-__all__ = ["Job", "fabric_job", "resolver_job", "run_jobs", "sweep_configs", "OPTION_SETS",
-           "ORDER_FAMILIES", "markdown_table", "summary_table", "MUTANTS"]
+__all__ = ["Job", "fabric_job", "resolver_job", "schedule_job", "run_jobs", "sweep_configs",
+           "OPTION_SETS", "ORDER_FAMILIES", "markdown_table", "summary_table", "MUTANTS"]
 
 #: Word width of the fabric proofs: the words are any-constant, so the
 #: width only has to tell words apart; 4 bits keep the solver's work small.
@@ -28,7 +33,12 @@ PROOF_WIDTH = 4
 
 @dataclass
 class Job:
-    """One proof to run: a name, the design factory, mode and depth."""
+    """One proof to run: a name, the design factory, mode and depth.
+
+    ``config`` is a :class:`RunConfig`, or for ``kind == "schedule"`` the
+    compiled :class:`~pipegossip.model.schedules.program.Program`; ``words``
+    is the schedule harness's word choice (``free`` or ``tagged``).
+    """
 
     name: str
     kind: str
@@ -37,11 +47,22 @@ class Job:
     depth: int
     mutant: str | None = None
     length: int | None = None
+    words: str = "free"
 
     def design(self):
         if self.kind == "fabric":
             return FabricHarness(self.config, PROOF_WIDTH, self.length, self.mutant)
+        if self.kind == "schedule":
+            return ScheduleHarness(self.config, PROOF_WIDTH, self.words, self.mutant)
         return ResolverMiter(self.config, self.mutant)
+
+    def context(self):
+        """What elaboration and the job script need in effect (mutants, memory mapping)."""
+        if self.kind == "fabric":
+            return mutated(self.mutant)
+        if self.kind == "schedule":
+            return memory_mapped()
+        return contextlib.nullcontext()
 
 
 def _label(config: RunConfig) -> str:
@@ -69,12 +90,27 @@ def resolver_job(config: RunConfig, mutant: str | None = None) -> Job:
     return Job(f"resolver {_label(config)}", "resolver", config, "equiv", 1, mutant)
 
 
+def schedule_job(program, label: str, mode: str = "bmc", depth: int | None = None,
+                 mutant: str | None = None, words: str = "free") -> Job:
+    """The schedule-fabric harness loaded with ``program`` (compiled at :data:`PROOF_WIDTH`).
+
+    ``label`` names the schedule (a generator or a file); BMC covers the
+    load writes, the start, the run and two read-back cycles unless ``depth``.
+    """
+    name = f"schedule {'_'.join(label.split())} N={program.n} L={program.cycles}"
+    if words != "free":
+        name += f" words={words}"
+    return Job(name, "schedule", program, mode,
+               depth if depth is not None else proof_depth(program), mutant, program.cycles,
+               words)
+
+
 def run_jobs(jobs: Iterable[Job], folder: Path, timeout: float | None = None,
              progress: Callable[[ProofResult], None] | None = None) -> list[ProofResult]:
     """Run ``jobs`` one after another, each in its own sub-folder of ``folder``."""
     results = []
     for k, job in enumerate(jobs):
-        with mutated(job.mutant if job.kind == "fabric" else None):
+        with job.context():
             design = job.design()
             result = run_sby(design, Path(folder) / f"{k:03d}-{job.kind}", job.name,
                              "prove" if job.mode == "prove" else "bmc", job.depth, timeout)
@@ -109,15 +145,22 @@ def _n_of(result: ProofResult) -> int:
     return int(result.name.split("N=")[1].split()[0])
 
 
+def _kind_of(result: ProofResult) -> str:
+    """``fabric``, ``resolver``, or ``schedule GENERATOR`` (one row per schedule and N)."""
+    words = result.name.split()
+    return " ".join(words[:2]) if words[0] == "schedule" else words[0]
+
+
 def summary_table(results: list[ProofResult]) -> str:
     """One Markdown row per proof kind, mode and N: counts, depths and times."""
     groups: dict[tuple, list[ProofResult]] = {}
     for r in results:
-        groups.setdefault((r.name.split()[0], r.mode, _n_of(r)), []).append(r)
+        groups.setdefault((_kind_of(r), r.mode, _n_of(r)), []).append(r)
     lines = ["| proof | mode | N | proofs | result | depth | seconds (max) | seconds (total) |",
              "|---|---|---:|---:|---|---|---:|---:|"]
     for (kind, mode, n), rows in groups.items():
-        failed = [f"{r.result} {r.name.split(' ', 1)[1]}" for r in rows if r.result != "PASS"]
+        failed = [f"{r.result} {r.name.split(' ', kind.count(' ') + 1)[-1]}" for r in rows
+                  if r.result != "PASS"]
         verdict = "PASS" if not failed else (f"{len(rows) - len(failed)}/{len(rows)} PASS; "
                                              + ", ".join(failed))
         depths = sorted({r.depth for r in rows})
