@@ -17,8 +17,9 @@ from pipegossip.cli import main
 from pipegossip.hw.proofs.catalog import SCHEDULE_FAMILIES, SCHEDULE_MUTANTS
 from pipegossip.hw.proofs.runner import ProofResult
 from pipegossip.hw.proofs.schedule_harness import harness_writes, proof_depth, required_pairs
-from pipegossip.hw.proofs.schedule_suite import MAP_MEMORIES, memory_mapped, schedule_program
-from pipegossip.hw.proofs.suite import run_jobs, schedule_job, summary_table
+from pipegossip.hw.proofs.schedule_suite import MAP_MEMORIES, schedule_program
+from pipegossip.hw.proofs.suite import fabric_job, run_jobs, schedule_job, summary_table
+from pipegossip.model.config import RunConfig
 from pipegossip.hw.proofs import runner
 from pipegossip.hw.schedule import LoadKind
 from pipegossip.hw.schedule.load import load_writes
@@ -169,12 +170,14 @@ def test_depth_covers_load_run_and_read_back():
         assert schedule_job(p, family).depth == proof_depth(p)
 
 
-def test_memory_mapping_is_undone_after_the_block():
+def test_only_schedule_jobs_map_memories():
     plain = runner.sby_text("bmc", 7)
-    with memory_mapped():
-        assert runner.sby_text("bmc", 7) == plain.replace(
-            "prep -top harness\n", "prep -top harness\n" + MAP_MEMORIES)
-    assert runner.sby_text("bmc", 7) == plain and MAP_MEMORIES not in plain
+    assert runner.sby_text("bmc", 7, after_prep=MAP_MEMORIES) == plain.replace(
+        "prep -top harness\n", "prep -top harness\n" + MAP_MEMORIES)
+    assert MAP_MEMORIES not in plain
+    p = schedule_program("cyclic-shift", 3, 4)
+    assert schedule_job(p, "cyclic-shift").after_prep == MAP_MEMORIES
+    assert fabric_job(RunConfig.family(3, "identity")).after_prep == ""
 
 
 def test_summary_table_has_one_row_per_schedule_and_n():

@@ -78,12 +78,17 @@ def tool_path(name: str) -> str:
     return found
 
 
-def sby_text(mode: str, depth: int, il_name: str = "design.il", solver: str = "z3") -> str:
-    """The ``.sby`` job: read the RTLIL, prep the top, run smtbmc with ``solver``."""
+def sby_text(mode: str, depth: int, il_name: str = "design.il", solver: str = "z3",
+             after_prep: str = "") -> str:
+    """The ``.sby`` job: read the RTLIL, prep the top, run smtbmc with ``solver``.
+
+    ``after_prep`` holds extra Yosys commands (one per line) run after
+    ``prep``, e.g. mapping memories to flip-flops.
+    """
     sby_mode = "prove" if mode == "prove" else "bmc"
     return (f"[options]\nmode {sby_mode}\ndepth {depth}\nmulticlock off\n\n"
             f"[engines]\nsmtbmc {solver}\n\n"
-            f"[script]\nread_rtlil {il_name}\nprep -top {TOP}\n\n"
+            f"[script]\nread_rtlil {il_name}\nprep -top {TOP}\n{after_prep}\n"
             f"[files]\n{il_name}\n")
 
 
@@ -122,12 +127,13 @@ def _verdict(workdir: Path, log: str, messages: dict[str, str]) -> tuple[str, st
 
 
 def run_sby(design, folder: Path, name: str, mode: str, depth: int,
-            timeout: float | None = None) -> ProofResult:
+            timeout: float | None = None, after_prep: str = "") -> ProofResult:
     """Prove ``design`` (an Elaboratable without ports) in ``folder``.
 
     The folder gets ``design.il``, ``job.sby`` and SymbiYosys's work folder
     ``job``. A run that exceeds ``timeout`` seconds is killed (its whole
-    process group) and reported as ``TIMEOUT``.
+    process group) and reported as ``TIMEOUT``. ``after_prep``: Yosys
+    commands run after ``prep`` (:func:`sby_text`).
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -136,7 +142,7 @@ def run_sby(design, folder: Path, name: str, mode: str, depth: int,
     z3 = tool_path("z3")
     il_text = rtlil.convert(design, name=TOP, emit_src=False)
     (folder / "design.il").write_text(il_text)
-    (folder / "job.sby").write_text(sby_text(mode, depth))
+    (folder / "job.sby").write_text(sby_text(mode, depth, after_prep=after_prep))
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([os.path.dirname(z3)] + _tool_dirs() + [env.get("PATH", "")])
     cmd = [sby, "-f", "--yosys", yosys, "--smtbmc", smtbmc, "job.sby"]

@@ -5,20 +5,19 @@ A schedule-fabric proof loads one compiled schedule: a generator of
 fabric's program and item stores are memories; SymbiYosys would hand them
 to the solver as SMT arrays, which z3 handles slowly over the load and run
 (an N=4 one-factor check did not finish in 10 minutes), so
-:func:`memory_mapped` has Yosys map them to flip-flops (``memory_map``)
-before the model is written: the same circuit, bit for bit.
+their jobs run :data:`MAP_MEMORIES` after ``prep``: Yosys maps them to
+flip-flops (``memory_map``) before the model is written, the same circuit
+bit for bit.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 
 from ...model.schedules.program import Program, compile_schedule
-from . import runner
 from .catalog import SCHEDULE_FAMILIES
 
-__all__ = ["schedule_program", "file_program", "memory_mapped", "MAP_MEMORIES"]
+__all__ = ["schedule_program", "file_program", "MAP_MEMORIES"]
 
 #: Yosys commands run after ``prep`` for a schedule-fabric proof.
 MAP_MEMORIES = "memory_map\nopt -fast\n"
@@ -53,20 +52,3 @@ def file_program(path: str | Path, width: int) -> Program:
     return compile_schedule(load(str(path)), width=width)
 
 
-@contextmanager
-def memory_mapped():
-    """Proof jobs written in this block map memories to flip-flops after ``prep``."""
-    plain = runner.sby_text
-
-    def mapped(mode: str, depth: int, il_name: str = "design.il", solver: str = "z3") -> str:
-        text = plain(mode, depth, il_name, solver)
-        prep = f"prep -top {runner.TOP}\n"
-        if prep not in text:
-            raise RuntimeError("the .sby script has no prep step to map memories after")
-        return text.replace(prep, prep + MAP_MEMORIES)
-
-    runner.sby_text = mapped
-    try:
-        yield
-    finally:
-        runner.sby_text = plain

@@ -21,7 +21,7 @@ from .harness import FabricHarness, mutated, run_length
 from .resolver_miter import ResolverMiter
 from .runner import ProofResult, run_sby
 from .schedule_harness import ScheduleHarness, proof_depth
-from .schedule_suite import memory_mapped
+from .schedule_suite import MAP_MEMORIES
 
 __all__ = ["Job", "fabric_job", "resolver_job", "schedule_job", "run_jobs", "sweep_configs",
            "OPTION_SETS", "ORDER_FAMILIES", "markdown_table", "summary_table", "MUTANTS"]
@@ -57,12 +57,15 @@ class Job:
         return ResolverMiter(self.config, self.mutant)
 
     def context(self):
-        """What elaboration and the job script need in effect (mutants, memory mapping)."""
+        """What elaboration needs in effect (the fabric's mutants)."""
         if self.kind == "fabric":
             return mutated(self.mutant)
-        if self.kind == "schedule":
-            return memory_mapped()
         return contextlib.nullcontext()
+
+    @property
+    def after_prep(self) -> str:
+        """Yosys commands of the job after ``prep``: schedule proofs map memories."""
+        return MAP_MEMORIES if self.kind == "schedule" else ""
 
 
 def _label(config: RunConfig) -> str:
@@ -113,7 +116,8 @@ def run_jobs(jobs: Iterable[Job], folder: Path, timeout: float | None = None,
         with job.context():
             design = job.design()
             result = run_sby(design, Path(folder) / f"{k:03d}-{job.kind}", job.name,
-                             "prove" if job.mode == "prove" else "bmc", job.depth, timeout)
+                             "prove" if job.mode == "prove" else "bmc", job.depth, timeout,
+                             job.after_prep)
         result.mode = job.mode
         results.append(result)
         if progress is not None:
