@@ -82,9 +82,33 @@ def check_output_file(path: str | os.PathLike) -> Path:
         parent = parent.parent
     if not parent.is_dir():
         raise OutputError(f"cannot write {text!r}: {str(parent)!r} is not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not _can_create_in(parent):
         raise OutputError(f"cannot write {text!r}: {str(parent)!r} is not writable")
     return real
+
+
+_CHECK_PREFIX = ".pipegossip-check."
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can really be created in ``folder``.
+
+    ``os.access`` answers yes to root for read-only mounts and for ``/proc``
+    or ``/sys``, where creating anything fails; so a temporary file is made
+    and removed (hidden, named like this module's other temporaries).
+    """
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_CHECK_PREFIX, suffix=".tmp", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    return True
 
 
 @contextmanager
@@ -188,16 +212,18 @@ def check_output_dir(path: str | os.PathLike) -> Path:
     if real.exists() and not real.is_dir():
         raise OutputError(f"output {text!r} exists and is not a folder")
     if real.is_dir():
-        if any(real.iterdir()) and _marked_entries(real) is None:
+        # (a concurrent twin's writability check may flash by: not foreign)
+        if any(not e.name.startswith(_CHECK_PREFIX) for e in real.iterdir()) \
+                and _marked_entries(real) is None:
             raise OutputError(f"output folder {text!r} is not empty and was not written by "
                               f"pipegossip (no {MARKER} file); choose a new or empty folder")
-        if not os.access(real, os.W_OK | os.X_OK):
+        if not _can_create_in(real):
             raise OutputError(f"cannot write into {text!r}: not writable")
         return real
     parent = real.parent
     while not parent.exists():
         parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+    if not parent.is_dir() or not _can_create_in(parent):
         raise OutputError(f"cannot create {text!r}: {str(parent)!r} is not writable")
     return real
 

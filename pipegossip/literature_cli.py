@@ -19,7 +19,7 @@ import sys
 
 from .cli import UsageError
 from .files import atomic_write
-from .options import positive_int
+from .options import checked_number, positive_int
 
 __all__ = ["register", "LITERATURE_ALGORITHMS", "literature_schedule", "table_rows"]
 
@@ -74,6 +74,11 @@ def literature_schedule(args: argparse.Namespace):
     return polling.GENERATORS[name](args.k)
 
 
+#: --time-limit of the SAT search: more than 0 seconds, at most a week.
+_time_limit = checked_number(float, "seconds", lambda v: 0 < v <= 7 * 24 * 3600,
+                             "must be more than 0 and at most 604800 seconds, got {text}")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "literature-table", help="the papers' tables beside our validated schedules",
@@ -117,7 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "N = 7, 8 minutes or more.")
     p.add_argument("--n", type=positive_int, required=True)
     p.add_argument("--p", type=positive_int, required=True)
-    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS",
                    help="stop after the solver call that passes this (default: none)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_short_search)

@@ -95,8 +95,29 @@ def _bench_cases():
     return CASES
 
 
+def _least_length(config: RunConfig) -> int:
+    """A lower bound on L (exact for the pipelined and identity closed forms)."""
+    from .model.closed_forms import identity_length, physical_limit, pipelined_length
+    least = physical_limit(config.n, config.sessions, config.channels)
+    plain = (config.receive == "ordered" and not config.substitute and config.sessions == 1
+             and config.channels is None)
+    if plain and config.order_name == "pipelined":
+        least = max(least, pipelined_length(config.n))
+    elif plain and config.order_name == "identity":
+        least = max(least, identity_length(config.n))
+    return least
+
+
 def _run_with_table(config: RunConfig, progress=None) -> RunResult:
-    """Simulate with the table, refusing tables too large to be useful."""
+    """Simulate with the table, refusing tables too large to be useful.
+
+    L is known before any work for the paper's closed forms, and bounded
+    below for every configuration; a table that is too large even then is
+    refused at once, not after the metrics run that measures L.
+    """
+    check_budget("table-cells", config.n * _least_length(config),
+                 f"the run-table of N={config.n} (L at least {_least_length(config)})",
+                 "or pass --no-table for metrics only")
     probe = simulate(config, progress=progress)
     check_budget("table-cells", config.n * probe.length,
                  f"the run-table of N={config.n} (L={probe.length})",

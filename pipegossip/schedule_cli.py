@@ -16,7 +16,8 @@ from .model.schedules.bounds import bounds_for
 from .model.errors import FormatError
 from .model.schedules.ir import Schedule, dumps, load, loads
 from .model.schedules.validate import validate
-from .options import add_config_arguments, config_from_args, decimal, positive_int
+from .options import (add_config_arguments, checked_number, config_from_args, decimal,
+                      positive_int)
 
 __all__ = ["register", "ALGORITHMS"]
 
@@ -82,9 +83,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("schedule-bench", help="time and memory of generating and validating "
                        "one-factor and cyclic-shift")
     p.add_argument("--sizes", default="256,1024,4096", metavar="N,N,...")
-    p.add_argument("--limit-gib", type=float, default=4.0,
+    p.add_argument("--limit-gib", type=_gib, default=4.0,
                    help="skip sizes whose estimated peak exceeds this; default 4")
     p.set_defaults(func=cmd_bench)
+
+
+_gib = checked_number(float, "a number of GiB", lambda v: 0 < v <= 2**20,
+                      "must be more than 0 and at most 1048576 GiB, got {text}")
 
 
 def _sizes(text: str) -> list[int]:
@@ -217,7 +222,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_table(args: argparse.Namespace) -> int:
     from .schedule_compare import comparison_rows, default_sizes
-    if args.sizes:
+    if args.sizes is not None:
         sizes = _sizes(args.sizes)
     else:
         if args.min_n > args.max_n:

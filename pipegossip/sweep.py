@@ -18,15 +18,19 @@ in this process, one after the other (the serial path).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import importlib
 import json
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,8 +63,12 @@ class JobError(Exception):
 
 _workers = checked_number(int, "an integer", lambda v: v >= 0,
                           "must be 0 (in-process) or more, got {value}")
-_seconds = checked_number(float, "seconds", lambda v: v > 0,
-                          "must be more than 0 seconds, got {text}")
+#: The longest --timeout: a week (the timers it reaches count milliseconds in a
+#: C int, about 24 days; inf and nan are refused with the rest).
+MAX_TIMEOUT_S = 7 * 24 * 3600
+_seconds = checked_number(float, "seconds", lambda v: 0 < v <= MAX_TIMEOUT_S,
+                          f"must be more than 0 and at most {MAX_TIMEOUT_S:,} seconds, "
+                          "got {text}")
 
 
 def _address(text: str) -> str:
@@ -393,8 +401,6 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
             outcome = Outcome(job, key, "pending")
             pending.append(outcome)
         outcomes.append(outcome)
-    if pending:  # all cached: the final line alone says so
-        bar.draw()
 
     def finish(outcome: Outcome, text: str | None, error: BaseException | None) -> None:
         if error is None:
@@ -411,8 +417,11 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
         table.add(outcome)
         bar.add(outcome.status)
 
+    refused = False  # a scheduler that cannot be reached: one error line, no progress
     try:
         if options.workers == 0:
+            if pending:  # all cached: the final line alone says so
+                bar.draw()
             for outcome in pending:
                 try:
                     text = execute_job(outcome.job.func, outcome.job.config, options.timeout)
@@ -422,9 +431,13 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
                     finish(outcome, text, None)
         elif pending:
             _run_dask(pending, options, finish, bar.draw)
+    except ConfigError:
+        refused = True
+        raise
     finally:
         table.flush()
-        bar.draw(final=True)
+        if not refused:
+            bar.draw(final=True)
     return SweepRun(sweep, outcomes, time.monotonic() - start, store)
 
 
@@ -438,16 +451,22 @@ def _one_line(error: BaseException) -> str:
 def _run_dask(pending: list[Outcome], options: SweepOptions,
               finish: Callable[[Outcome, str | None, BaseException | None], None],
               heartbeat: Callable[[], None]) -> None:
+    import dask
     from dask.distributed import Client, LocalCluster, as_completed
 
     cluster = None
+    scratch = None
     try:
         if options.scheduler is None:
             workers = options.workers or len(os.sched_getaffinity(0))
+            # The scheduler's and workers' scratch folder is ours and goes with
+            # the cluster (Dask's default, TMPDIR/dask-scratch-space, outlives it).
+            scratch = tempfile.mkdtemp(prefix="pipegossip-dask-")
             # Dashboard on a free port: several sweeps on one machine would fight over 8787.
-            cluster = LocalCluster(n_workers=min(workers, len(pending)), threads_per_worker=1,
-                                   processes=True, dashboard_address=":0",
-                                   silence_logs=logging.CRITICAL)
+            with _quiet_cluster_start(), dask.config.set({"temporary-directory": scratch}):
+                cluster = LocalCluster(n_workers=min(workers, len(pending)),
+                                       threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=logging.CRITICAL)
             client = Client(cluster)
         else:
             try:
@@ -456,6 +475,7 @@ def _run_dask(pending: list[Outcome], options: SweepOptions,
                 raise ConfigError(f"no Dask scheduler at {options.scheduler}: "
                                   f"{_one_line(e)}") from None
         futures = {}
+        heartbeat()  # the first progress line, once there is a cluster to run on
         with client:
             try:
                 for outcome in pending:
@@ -481,3 +501,49 @@ def _run_dask(pending: list[Outcome], options: SweepOptions,
     finally:
         if cluster is not None:
             cluster.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _quiet_cluster_start():
+    """Start the local cluster so that an interrupt cannot break it half-made.
+
+    A terminal's Ctrl-C reaches the whole process group, so worker processes
+    still importing Dask would each print a ``KeyboardInterrupt`` traceback,
+    and an interrupt inside ``LocalCluster()`` leaves a half-made cluster to
+    an ``atexit`` hook that fails on it with another traceback. Here the
+    workers are started with standard error on the null device (they log
+    nothing we show: job errors come back through their futures), and
+    SIGINT / SIGTERM to this process are held back until the cluster exists
+    (or failed to start), then acted on, so the caller's ``finally`` closes it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    old = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in sigs}
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    try:
+        yield
+    except Exception:
+        if not held:
+            raise
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    if held:
+        handler = old[held[0]]
+        if callable(handler):
+            handler(held[0], None)  # KeyboardInterrupt, or the CLI's SystemExit(143)
+        if held[0] == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + held[0])

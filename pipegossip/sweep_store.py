@@ -94,7 +94,10 @@ class ResultStore:
         if not create and not (self.root / STORE_MARKER).is_file():
             raise ConfigError(f"{shown!r} is not a sweep store (no {STORE_MARKER} file)")
         if self.root.is_dir():
-            if not (self.root / STORE_MARKER).is_file() and any(self.root.iterdir()):
+            # A twin command creating the same store may be writing its marker
+            # (``.pipegossip-store.*.tmp``): that is not a foreign entry.
+            if not (self.root / STORE_MARKER).is_file() and any(
+                    not e.name.startswith(STORE_MARKER + ".") for e in self.root.iterdir()):
                 raise ConfigError(f"store {shown!r} is a non-empty folder that is not a "
                                   f"sweep store (no {STORE_MARKER} file); choose a new folder")
             if not os.access(self.root, os.W_OK | os.X_OK):

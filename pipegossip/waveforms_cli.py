@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .cli import UsageError
-from .files import atomic_write, check_output_dir, check_output_file
+from .files import atomic_directory, atomic_write, check_output_dir, check_output_file
 from .limits import check_model_memory
 from .options import positive_int
 from .waveforms.diff import diff_tables, format_diff
@@ -145,7 +145,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise UsageError(f"-o {args.output!r} is a file; give a folder")
-    check_output_file(out / "report.html") if out.is_dir() else check_output_dir(out)
+    # Like demo's and fpga's folders: new, empty, or written by pipegossip
+    # before (marker); a folder of the user's is never written into.
+    check_output_dir(out)
     ns = [] if args.no_table8 else [2 ** k for k in range(1, 64) if 2 ** k <= args.table8_max]
     if ns:
         check_model_memory(ns[-1], what=f"Table 8 up to N={ns[-1]:,}")
@@ -157,8 +159,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     text = render_report(items, ns, title=args.title, command=command,
                          progress=None if args.quiet else progress)
-    out.mkdir(parents=True, exist_ok=True)
-    path = atomic_write(out / "report.html", text)
+    with atomic_directory(out) as tmp:
+        (tmp / "report.html").write_text(text, encoding="utf-8")
+    path = out / "report.html"
     failed = [i for i in items if i.verdict is not None and not i.verdict.ok]
     print(f"wrote {path} ({len(items)} configuration(s)"
           + (f", Table 8 up to N={ns[-1]}" if ns else "")
@@ -169,6 +172,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_references(args: argparse.Namespace) -> int:
     cases = paper_cases()
     if args.check:
+        # Compared against, not written: a path that is no folder is bad input,
+        # not a folder of stale references.
+        if not Path(args.output).is_dir():
+            raise UsageError(f"-o {args.output!r} is not a folder of reference run-tables")
         stale = check_references(cases, args.output)
         for name in stale:
             print(f"stale or missing: {Path(args.output) / (name + '.txt')}")

@@ -42,6 +42,10 @@ def cosim_configs(ns: Sequence[int], orders: Sequence[str], *,
     """
     if not word_seeds:
         raise ConfigError("at least one word seed is needed")
+    from ..limits import check_fabric, check_model_memory
+    for n in ns:  # budgets before anything is built (an N x N order alone can be too big)
+        check_model_memory(n, max(sessions))
+        check_fabric(n, width)
     configs = []
     for n, order, receive, k in itertools.product(ns, orders, receives, sessions):
         config = {"n": n, "order": order, "receive": receive, "substitute": substitute,

@@ -192,3 +192,43 @@ def test_report_refuses_a_huge_table8_at_once(tmp_path):
            cwd=tmp_path)
     assert r.returncode == 2 and "PIPEGOSSIP_MAX_MEMORY" in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# -- issue 19: the re-run of the hostile probes (tests/hostile_probes.py) ----------------
+
+@pytest.mark.parametrize("argv, message", [
+    # run-table cells known before the metrics run (it used to take ~10 s first)
+    (["run", "--n", "3000", "--order", "pipelined"], "L at least 8997"),
+    (["run", "--n", "2000", "--order", "identity"], "run-table"),
+    # an N x N order of N=100,000 used to be built before any budget (a hang)
+    (["cosim-sweep", "--n", "100000", "--workers", "0"], "needs about"),
+    # nan / inf / negative used to crash (exit 3) or skip every size (exit 0)
+    (["schedule-bench", "--sizes", "4", "--limit-gib", "nan"], "--limit-gib"),
+    (["schedule-bench", "--sizes", "4", "--limit-gib", "-1"], "--limit-gib"),
+    (["schedule-table", "--sizes", ""], "--sizes"),
+    (["short-messages-search", "--n", "4", "--p", "1", "--time-limit", "inf"], "--time-limit"),
+    (["short-messages-search", "--n", "4", "--p", "1", "--time-limit", "0"], "--time-limit"),
+    # /proc accepts os.access(W_OK) from root but no new file
+    (["run", "--n", "4", "--order", "identity", "-o", "/proc/pipegossip-x.txt"],
+     "not writable"),
+    (["report", "n=4,order=identity", "--no-table8", "-o", "/proc/pipegossip-x"],
+     "not writable"),
+    (["verilog", "--n", "4", "--order", "identity", "--name", "module"], "keyword"),
+])
+def test_hostile_probe_regressions(tmp_path, capsys, monkeypatch, argv, message):
+    import time
+    monkeypatch.chdir(tmp_path)
+    t0 = time.monotonic()
+    assert cli.main(argv) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert time.monotonic() - t0 < 10, "refused before the work, not after"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_references_check_needs_a_folder(tmp_path, capsys):
+    """--check -o FILE used to say 'stale' (exit 1) about a path that is no folder."""
+    (tmp_path / "afile").write_text("x")
+    for where in (tmp_path / "afile", tmp_path / "missing", "/dev/null"):
+        assert cli.main(["references", "--check", "-o", str(where)]) == cli.EXIT_USAGE
+        assert "is not a folder" in capsys.readouterr().err

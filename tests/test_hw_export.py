@@ -101,3 +101,12 @@ def test_bad_module_names_are_refused(name):
 def test_bad_width_is_refused():
     with pytest.raises(ValueError, match="0"):
         verilog_text(RunConfig.family(3, "identity"), 0)
+
+
+@pytest.mark.parametrize("name", ["module", "wire", "logic", "endmodule"])
+def test_a_keyword_is_no_module_name(name):
+    """Hostile probe verilog/name-keyword: `module module` used to be written."""
+    from pipegossip.hw.export import check_module_name
+    with pytest.raises(ValueError, match="keyword"):
+        check_module_name(name)
+    assert check_module_name(name + "_top") == name + "_top"

@@ -172,7 +172,12 @@ def test_conjecture21_text_and_sweep_report(tmp_path, capsys):
     (["--workers", "-1"], "argument --workers: must be 0 (in-process) or more, got -1"),
     (["--scheduler", "garbage"], "argument --scheduler: expected a Dask scheduler address"),
     (["--store", "FILE"], "is a file, not a folder"),
-    (["--timeout", "0"], "argument --timeout: must be more than 0 seconds"),
+    (["--timeout", "0"], "argument --timeout: must be more than 0 and at most 604,800 seconds"),
+    # hostile probes conjecture21/timeout='inf' and 'nan': every job used to fail
+    # with OverflowError (exit 1) instead of a refusal
+    (["--timeout", "inf"], "argument --timeout: must be more than 0"),
+    (["--timeout", "nan"], "argument --timeout: must be more than 0"),
+    (["--timeout", "1e9"], "at most 604,800 seconds"),
     (["--workers", "2", "--scheduler", "tcp://127.0.0.1:8786"], "cannot be combined"),
 ])
 def test_bad_flags_are_one_line_and_exit_2(tmp_path, capsys, flags, message):

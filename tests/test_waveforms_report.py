@@ -42,7 +42,7 @@ def test_report_page_holds_every_section(tmp_path, dumps, capsys):
     assert status == 1  # one hardware verdict fails
     assert "1 hardware verdict(s) FAIL" in capsys.readouterr().out
     page = _page(out)
-    assert list(out.iterdir()) == [out / "report.html"]
+    assert sorted(p.name for p in out.iterdir()) == [".pipegossip-output", "report.html"]
     # Four sections, each with a run-table picture and a utilisation profile,
     # and the failing one also with the dump's run-table, differences marked.
     assert [int(k) for k in re.findall(r'<section id="item(\d+)">', page)] == [1, 2, 3, 4]
@@ -117,3 +117,21 @@ def test_config_spec_and_dump_suffix():
     assert split_item_spec("a@b.txt") == ("a@b.txt", None)
     with pytest.raises(ConfigError, match="substitute must be on or off"):
         parse_config_spec("n=5,order=identity,substitute=perhaps")
+
+
+def test_report_never_writes_into_a_folder_of_the_users(tmp_path, capsys):
+    """Hostile probe report/outdir-foreign-folder: report.html used to land
+    beside the user's files (and replace their own report.html)."""
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "report.html").write_text("the user's page")
+    assert main(["report", "n=4,order=identity", "-o", str(out), "--no-table8"]) == 2
+    assert "not written by pipegossip" in capsys.readouterr().err
+    assert (out / "report.html").read_text() == "the user's page"
+    # A folder pipegossip wrote is reused, and what else is in it stays.
+    mine = tmp_path / "mine"
+    assert main(["report", "n=4,order=identity", "-o", str(mine), "--no-table8"]) == 0
+    (mine / "notes.txt").write_text("kept")
+    assert main(["report", "n=4,order=pipelined", "-o", str(mine), "--no-table8"]) == 0
+    assert (mine / "notes.txt").read_text() == "kept"
+    assert "pipelined" in (mine / "report.html").read_text()
