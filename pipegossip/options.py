@@ -113,6 +113,25 @@ def word_widths(text: str) -> list[int]:
     return [word_width(str(w)) for w in int_list(1)(text)]
 
 
+def nonnegative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (seeds), refused with the bad value quoted."""
+    value = decimal(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def bounded_int(minimum: int, maximum: int, what: str) -> Callable[[str], int]:
+    """argparse type: an integer in ``minimum..maximum``; ``what`` names the bound's reason."""
+    def convert(text: str) -> int:
+        value = decimal(text)
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"must be {minimum:,}..{maximum:,} ({what}), got {value:,}")
+        return value
+    return convert
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1, refused with the bad value quoted."""
     value = decimal(text)

@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 
 from .cli import UsageError
-from .options import add_config_arguments, config_from_args, int_list, positive_int
+from .options import (FSM_OPTIONS, add_config_arguments, bounded_int, config_from_args,
+                      int_list, positive_int, refuse_given)
 
 __all__ = ["register"]
 
@@ -30,11 +31,9 @@ KINDS = ("fabric", "resolver", "schedule")
 #: Schedule generators of the default sweep.
 SWEEP_FAMILIES = ("cyclic-shift", "one-factor")
 
-#: Options of the FSM fabric, their values when not given (``--n`` is shared).
-_FSM_ONLY = (("--order", "order", None), ("--seed", "seed", None),
-             ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
-             ("--sessions", "sessions", 1), ("--channels", "channels", None),
-             ("--only", "only", None))
+#: The deepest proof accepted: every step is a copy of the design for the
+#: solver; the deepest default (a schedule proof at N=6) is under 100.
+MAX_DEPTH = 10_000
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -42,7 +41,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="bmc: bounded model check of cycles 0..L+2 (schedule fabric: the "
                    "load, the run and two cycles after done); prove: k-induction "
                    "(unbounded when it closes); default bmc")
-    p.add_argument("--depth", type=positive_int, default=None, metavar="D",
+    p.add_argument("--depth", type=bounded_int(1, MAX_DEPTH, "steps the solver unrolls"),
+                   default=None, metavar="D",
                    help="steps to check (bmc) or the induction length (prove); default L+3 "
                    "(schedule fabric: W+L+5 for W load writes)")
     p.add_argument("--timeout", type=positive_int, default=600, metavar="S",
@@ -151,10 +151,7 @@ def _schedule_prove(args: argparse.Namespace) -> int:
     from .hw.proofs.catalog import SCHEDULE_MUTANTS
     from .hw.proofs.suite import PROOF_WIDTH, schedule_job
 
-    given = [flag for flag, key, unset in _FSM_ONLY if getattr(args, key) != unset]
-    if given:
-        raise UsageError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} "
-                         "only to --fabric fsm")
+    refuse_given(args, (*FSM_OPTIONS, ("--only", "only", None)), "only to --fabric fsm")
     if args.mutate is not None and args.mutate not in SCHEDULE_MUTANTS:
         raise UsageError(f"--mutate {args.mutate} is not a schedule-fabric mutant (expected one "
                          f"of {', '.join(SCHEDULE_MUTANTS)})")

@@ -12,7 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from .files import atomic_write
-from .options import decimal, positive_int, progress_printer, refuse_given, word_width
+from .options import (decimal, nonnegative_int, positive_int, progress_printer, refuse_given,
+                      word_width)
 
 __all__ = ["register", "write_verilog", "cosim_files", "cosim_text", "cosim_report_json"]
 
@@ -41,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", type=positive_int, default=None,
                    help="program depth of the build; default the longest program of each N "
                    "rounded up to a power of two")
-    p.add_argument("--seed", type=decimal, default=0, help="word seed; default 0")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="word seed; default 0")
     p.add_argument("--simulator", choices=("verilator", "amaranth"), default="verilator")
     p.add_argument("--stream", type=positive_int, default=None, metavar="G",
                    help="run each schedule (a gossip of one item per node) as G gossips back "
@@ -58,17 +59,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_cosim)
 
 
+def check_fabric_size(n: int, width: int, depth: int, slots: int, what: str) -> None:
+    """Refuse, before any work, a schedule fabric over the ``fabric-bits`` budget.
+
+    Counted: the crossbar's muxes (N x N x width), every node's program
+    memory (depth entries) and item store (slots words).
+    """
+    from .limits import check_budget
+    from .model.schedules.program import EntryLayout
+    if n < 2 or slots < 1:  # the generator refuses these itself, with its own words
+        return
+    entry_bits = EntryLayout(n, slots).width
+    check_budget("fabric-bits", n * n * width + n * depth * entry_bits + n * slots * width,
+                 what)
+
+
 def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
                   slots: int | None = None) -> None:
     """Write the schedule fabric's Verilog to ``output`` (``-``: stdout)."""
     from .hw.schedule.export import schedule_verilog_text
-    from .limits import check_budget
     from .model.errors import ConfigError
-    # Crossbar muxes (N x N x width) plus every node's program memory (depth
-    # entries of two node ids and an item id): refused before generation.
-    entry_bits = 3 * max(1, (max(n, 2) - 1).bit_length()) + 2
-    check_budget("fabric-bits", n * n * width + n * depth * entry_bits,
-                 f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
+    check_fabric_size(n, width, depth, slots or n,
+                      f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
     try:
         text = schedule_verilog_text(n, width, depth, slots)
     except (TypeError, ValueError) as e:
@@ -98,7 +110,6 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     BudgetError
         A stream whose fabric would exceed the ``fabric-bits`` budget.
     """
-    from .limits import check_budget
     from .model.schedules.ir import load
     from .model.schedules.program import cycles_for
     from .model.schedules.validate import check
@@ -107,13 +118,14 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     for f in files:
         s = load(f)
         check(s)
-        if stream is not None:  # refused before repeating the schedule G times
-            n, cycles = s.n, stream * cycles_for(s)
-            d = depth or cycles
-            slots = min(banks, stream) * n
-            entry_bits = 3 + 2 * max(1, (slots - 1).bit_length()) + max(1, (n - 1).bit_length())
-            check_budget("fabric-bits", n * n * width + n * d * entry_bits + n * slots * width,
-                         f"{f} streamed {stream:,} times ({cycles:,} cycles)")
+        # Refused before repeating the schedule G times or generating the fabric.
+        if stream is not None:
+            cycles = stream * cycles_for(s)
+            check_fabric_size(s.n, width, depth or cycles, min(banks, stream) * s.n,
+                              f"{f} streamed {stream:,} times ({cycles:,} cycles)")
+        elif depth is not None:
+            check_fabric_size(s.n, width, depth, s.n,  # at least one slot per node
+                              f"the schedule fabric for {f} with depth {depth:,}")
         schedules.append((str(f), s))
     return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
                            simulator=simulator, progress=progress, stream=stream,

@@ -117,6 +117,28 @@ def test_new_commands_refuse_huge_sizes_at_once(tmp_path, monkeypatch, capsys, a
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("args, needle", [
+    (["cosim-schedule", "s.json", "--depth", "1000000000"], "to raise it"),
+    (["cosim", "--schedule", "s.json", "--depth", "1000000000"], "to raise it"),
+    (["cosim-schedule", "s.json", "--seed", "-1"], "must be at least 0"),
+    (["prove", "--schedule-family", "cyclic-shift", "--n", "3", "--depth", "100000000"],
+     "must be 1..10,000"),
+])
+def test_schedule_fabric_depths_and_seeds_refused_at_once(tmp_path, monkeypatch, capsys, args,
+                                                           needle):
+    """Hostile probes: a huge --depth hung (cosim-schedule, prove), a negative seed passed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PIPEGOSSIP_MAX_FABRIC_BITS", raising=False)
+    assert cli.main(["schedule", "cyclic-shift", "--n", "4", "-o", "s.json"]) == 0
+    capsys.readouterr()
+    started = time.monotonic()
+    assert cli.main(args) == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
 @pytest.mark.parametrize("make,needle", [("fifo", "not a regular file"), ("folder", "is a folder")])
 def test_check_refuses_fifos_and_folders_without_blocking(tmp_path, capsys, make, needle):
     import os
