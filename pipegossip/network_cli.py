@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import resource
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from .cli import UsageError
 from .model.errors import FormatError
 
 __all__ = ["register", "NETWORK_ALGORITHMS", "add_network_arguments", "network_schedule",
-           "paper_tables", "build_topology"]
+           "paper_tables", "build_topology", "bench_case"]
 
 NETWORK_ALGORITHMS = ("matching", "coloring")
 #: Gossip keeps an n x n knowledge matrix; beyond this it is too slow to be useful here.
@@ -32,7 +31,6 @@ DIST_EXPS = (2.0, 4.0, 8.0, 16.0)
 #: ``network-table table6 --search`` limits: graph size and search nodes per R.
 SEARCH_MAX_NODES = 400
 SEARCH_BUDGET = 20_000
-_FAMILIES = ("ccc", "shuffle_exchange", "butterfly", "debruijn")
 _BENCH = {"hypercube13": ("hypercube", {"k": 13}), "mesh80": ("mesh", {"a": 80, "b": 80}),
           "knodel8192": ("knodel", {"n": 8192}), "debruijn13": ("debruijn", {"k": 13}),
           "butterfly10": ("butterfly", {"k": 10}), "pancake7": ("pancake", {"k": 7})}
@@ -52,6 +50,8 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
             action.help += "; matching/coloring: any topology but explicit"
         if action.dest == "k":
             action.help += "; the k of star, pancake, ccc, butterfly, shuffle_exchange, debruijn"
+        if action.dest == "seed":
+            action.help += "; matching: seed of the --tries tie orders (default 0)"
     g = p.add_argument_group("matching and coloring (Beier and Sibeyn heuristics)")
     g.add_argument("--a", type=int, default=None, help="mesh/torus rows")
     g.add_argument("--b", type=int, default=None, help="mesh/torus columns")
@@ -67,6 +67,14 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dist-exp", type=float, default=4.0, help="matching: Dist_Exp, default 4")
     g.add_argument("--matcher", choices=("auto", "exact", "greedy"), default="auto",
                    help="matching: auto (exact up to 2500 edges), exact or greedy")
+    g.add_argument("--num-exp", type=float, default=None,
+                   help="matching: the paper's Num_Exp, an even split over bce_v (default: "
+                   "split by shortest paths)")
+    g.add_argument("--tries", type=int, default=1,
+                   help="matching: best of this many tie orders (natural, then random from "
+                   "--seed); default 1")
+    g.add_argument("--candidates", type=int, default=4,
+                   help="matching: matchings compared per round with --lookahead; default 4")
 
 
 def build_topology(name: str, values: dict):
@@ -106,7 +114,9 @@ def network_schedule(args: argparse.Namespace):
         raise UsageError(f"gossip is limited to {MAX_GOSSIP_NODES} nodes, got {topo.n}")
     if args.algorithm == "coloring":
         given = [o for o, bad in (("--tau", args.tau is not None), ("--lookahead", args.lookahead),
-                                  ("--primitive broadcast", not gossip)) if bad]
+                                  ("--primitive broadcast", not gossip),
+                                  ("--num-exp", args.num_exp is not None),
+                                  ("--tries", args.tries != 1)) if bad]
         if given:
             raise UsageError(f"coloring: {given[0]} does not apply (unit-cost gossip only)")
         try:
@@ -118,127 +128,25 @@ def network_schedule(args: argparse.Namespace):
             raise UsageError(f"coloring: {e}") from None
     if args.colors is not None:
         raise UsageError("--colors applies only to 'schedule coloring'")
-    if args.lookahead < 0 or (args.tau is not None and not args.tau >= 0) or args.dist_exp < 0:
-        raise UsageError("--lookahead, --tau and --dist-exp must be >= 0")
+    if (args.lookahead < 0 or (args.tau is not None and not args.tau >= 0)
+            or not args.dist_exp >= 0 or (args.num_exp is not None and not args.num_exp >= 0)):
+        raise UsageError("--lookahead, --tau, --dist-exp and --num-exp must be >= 0")
+    if args.tries < 1 or args.candidates < 1:
+        raise UsageError("--tries and --candidates must be >= 1")
     try:
         return matching_schedule(topo, primitive=args.primitive, root=args.root, tau=args.tau,
                                  weights=args.weights, dist_exp=args.dist_exp,
-                                 matcher=args.matcher, lookahead=args.lookahead)
+                                 matcher=args.matcher, lookahead=args.lookahead,
+                                 num_exp=args.num_exp, tries=args.tries,
+                                 seed=args.seed or 0, candidates=args.candidates)
     except ValueError as e:
         raise UsageError(f"matching: {e}") from None
 
 
 # ----------------------------------------------------------------- tables
-def _lower(n: int) -> int:
-    """Telephone gossip lower bound ``ceil(log2 n) + odd(n)`` (Knodel 1975)."""
-    return math.ceil(math.log2(n)) + n % 2
-
-
-def _best_matching(topo, primitive="gossip", root=None, tau=None, dist_exps=DIST_EXPS,
-                   matcher="auto"):
-    """Best validated result over ``dist_exps``; returns (R, S, dist_exp, seconds).
-
-    Best is the least ``R + tau S`` (unit cost: the least R).
-    """
-    from .model.algorithms.matching import matching_schedule
-    from .model.schedules.validate import check
-    best, start = None, time.perf_counter()
-    for de in dist_exps:
-        v = check(matching_schedule(topo, primitive=primitive, root=root, tau=tau, dist_exp=de,
-                                    matcher=matcher))
-        key = (v.R + (tau or 0) * v.S, v.R)
-        if best is None or key < best[0]:
-            best = (key, v.R, v.S, de)
-    return best[1], best[2], best[3], time.perf_counter() - start
-
-
-def table_rows(name: str, max_k: int, search: bool = False) -> list[dict]:
-    """Rows of ``network-table NAME``: the paper's values and ours, validated."""
-    from .model.algorithms.coloring import color_schedule, search_colors
-    from .model.schedules.topologies import _size, topology
-    from .model.schedules.validate import check
-    paper, rows = paper_tables(), []
-    if name == "table6":
-        for fam, strings in paper["table6"].items():
-            for k, colors in strings.items():
-                if int(k) > max_k:
-                    continue
-                if _size(fam, {"k": int(k)}) > MAX_GOSSIP_NODES:
-                    continue  # star_8, pancake_8: 40320 nodes, an n x n schedule of 13 GB
-                topo = topology(fam, k=int(k))
-                start = time.perf_counter()
-                v = check(color_schedule(topo, colors))
-                row = {"graph": f"{fam}_{k}", "n": topo.n, "colors": colors,
-                       "paper_R": len(colors), "R": v.R, "S": v.S, "S_lower": topo.n - 1,
-                       "seconds": round(time.perf_counter() - start, 2)}
-                if search:  # from two rounds below the paper's R: lower R exhaust the budget
-                    found = (search_colors(topo, max_rounds=len(colors), budget=SEARCH_BUDGET,
-                                           min_rounds=len(colors) - 2)
-                             if topo.n <= SEARCH_MAX_NODES else None)
-                    row["found"] = found or "-"
-                rows.append(row)
-    elif name in ("table5", "table4"):
-        data = paper[name]
-        for fam in _FAMILIES:
-            for i, k in enumerate(range(3, max_k + 1)):
-                topo = topology(fam, k=k)
-                bcast = name == "table4"
-                R, S, de, sec = _best_matching(topo, "broadcast" if bcast else "gossip",
-                                               0 if bcast else None)
-                rows.append({"graph": f"{fam}_{k}", "n": topo.n, "LB": data[fam]["LB"][i],
-                             "UB": data[fam]["UB"][i], "paper_HR": data[fam]["HR"][i], "R": R,
-                             "dist_exp": de, "lower": math.ceil(math.log2(topo.n)) if bcast
-                             else _lower(topo.n), "seconds": round(sec, 1)})
-    elif name == "table1":
-        for p in paper["table1"]:
-            topo = topology(**p["topology"])
-            if topo.n > (1 << max_k):
-                continue
-            R, S, de, sec = _best_matching(topo) if topo.n <= 1024 else _one(topo)
-            rows.append({"graph": p["graph"], "n": topo.n, "m": topo.m, "LW": p["LW"],
-                         "UP": p["UP"], "paper_HR": p["HR"], "paper_s": p["time_s"], "R": R,
-                         "dist_exp": de, "lower": _lower(topo.n), "seconds": round(sec, 1)})
-    elif name == "table3":
-        for p in paper["table3"]:
-            topo = topology(**p["topology"])
-            if topo.n > (1 << max_k):
-                continue
-            for tau, (pr, ps) in p["RS"].items():
-                # One Dist_Exp (the paper finds 0.5-2.5 suitable for linear cost) and
-                # greedy matching: with the exact blossom the table takes an hour here.
-                R, S, de, sec = _best_matching(topo, tau=float(tau), dist_exps=(2.0,),
-                                               matcher="greedy")
-                rows.append({"graph": p["graph"], "n": topo.n, "tau": float(tau), "paper_R": pr,
-                             "paper_S": ps, "R": R, "S": S, "S_lower": topo.n - 1,
-                             "T": round(R + float(tau) * S, 1), "paper_T":
-                             round(pr + float(tau) * ps, 1), "seconds": round(sec, 1)})
-    return rows
-
-
-def _one(topo):
-    """One run at the default Dist_Exp (large graphs: the portfolio costs too much)."""
-    from .model.algorithms.matching import matching_schedule
-    from .model.schedules.validate import check
-    start = time.perf_counter()
-    v = check(matching_schedule(topo))
-    return v.R, v.S, 4.0, time.perf_counter() - start
-
-
 def cmd_table(args: argparse.Namespace) -> int:
-    if not 3 <= args.max_k <= 14:
-        raise UsageError(f"--max-k must be between 3 and 14, got {args.max_k}")
-    rows = table_rows(args.table, args.max_k, args.search)
-    if args.format == "json":
-        print(json.dumps(rows, indent=1))
-        return 0
-    if rows:
-        keys = list(rows[0])
-        print("| " + " | ".join(keys) + " |")
-        print("|" + "---|" * len(keys))
-        for r in rows:
-            print("| " + " | ".join("-" if r.get(k) is None else str(r.get(k)) for k in keys)
-                  + " |", flush=True)
-    return 0
+    from .network_tables import cmd_table as run
+    return run(args)
 
 
 # ------------------------------------------------------------------ bench
@@ -289,12 +197,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "network-table", help="reproduce Beier and Sibeyn's tables (ours beside the paper's)",
         description="table6: every colour string expanded and validated (R, S); table5: "
-        "gossip by the matching heuristic (best over Dist_Exp 2, 4, 8, 16) beside the "
-        "paper's LB, UB, HR; table4: broadcast from node 0; table1: the large graphs "
-        "(minutes each); table3: linear cost, R and S per tau. Every schedule is validated.")
+        "gossip by the matching heuristic (best over nine settings: BFS weights with "
+        "Dist_Exp 2, 4, 8, 16, the paper's even bce split with Num_Exp 0 and 1, potential) "
+        "beside the paper's LB, UB, HR; table4: broadcast from node 0; table1: the large "
+        "graphs, one process per row with its time and peak memory (minutes each); table3: "
+        "linear cost, R and S per tau. Every schedule is validated.")
     p.add_argument("table", choices=("table6", "table5", "table4", "table1", "table3"))
     p.add_argument("--max-k", type=int, default=7,
                    help="largest k (table1/table3: largest n = 2^k); default 7")
+    p.add_argument("--min-k", type=int, default=3, help="smallest k (table4/5/6); default 3")
+    p.add_argument("--families", default=None, metavar="FAM,...",
+                   help="table4/table5: only these of ccc, shuffle_exchange, butterfly, "
+                   "debruijn")
+    p.add_argument("--settings", default=None, metavar="NAME,...",
+                   help="table3/4/5: only these settings, named as in the setting column "
+                   "(e.g. 'bfs de=2,bce ne=0 de=2,potential'); default all nine (table3: "
+                   "'bfs de=2')")
+    p.add_argument("--tries", type=int, default=1,
+                   help="table3/4/5: tie orders per setting (schedule matching --tries)")
+    p.add_argument("--lookahead", type=int, default=0, metavar="L",
+                   help="table4/table5: look-ahead rounds for every setting; default 0")
+    p.add_argument("--exact", action="store_true",
+                   help="table3: exact (blossom) matching instead of greedy (hours)")
+    p.add_argument("--row-timeout", type=float, default=None, metavar="SECONDS",
+                   help="table1: stop a row (a separate process) after this long")
     p.add_argument("--search", action="store_true",
                    help="table6: also run the colour-string search")
     p.add_argument("--format", choices=("md", "json"), default="md")

@@ -22,6 +22,9 @@ def _run(capsys, *argv):
     (["matching", "--topology", "debruijn", "--k", "4", "--tau", "0.5", "--lookahead", "1"],
      None),
     (["matching", "--topology", "knodel", "--n", "16"], None),
+    (["matching", "--topology", "ccc", "--k", "3", "--num-exp", "0", "--dist-exp", "2"], 8),
+    (["matching", "--topology", "butterfly", "--k", "3", "--tries", "3", "--seed", "4",
+      "--lookahead", "1", "--candidates", "6"], None),
     (["coloring", "--topology", "pancake", "--k", "4", "--colors", "02102"], 5),
     (["coloring", "--topology", "star", "--k", "4"], 6)])
 def test_schedule_then_check(tmp_path, capsys, argv, r):
@@ -51,7 +54,13 @@ def test_schedule_then_check(tmp_path, capsys, argv, r):
     ["coloring", "--topology", "hypercube", "--k", "4", "--colors", "01"],
     ["coloring", "--topology", "star", "--k", "4", "--tau", "1"],
     ["coloring", "--topology", "complete", "--n", "4"],
-    ["matching", "--topology", "mesh", "--a", "3", "--b", "3", "--primitive", "gather"]])
+    ["matching", "--topology", "mesh", "--a", "3", "--b", "3", "--primitive", "gather"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--tries", "0"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--candidates", "0"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--num-exp", "-1"],
+    ["matching", "--topology", "hypercube", "--k", "3", "--tries", "x"],
+    ["coloring", "--topology", "star", "--k", "4", "--tries", "2"],
+    ["coloring", "--topology", "star", "--k", "4", "--num-exp", "1"]])
 def test_bad_options_one_line_exit_2(capsys, argv):
     status, out, err = _run(capsys, "schedule", *argv)
     assert status == 2
@@ -71,11 +80,35 @@ def test_network_table5_md(capsys):
     status, out, _ = _run(capsys, "network-table", "table5", "--max-k", "3")
     assert status == 0
     assert out.startswith("| graph |") and "| debruijn_3 |" in out
+    ccc3 = next(line for line in out.splitlines() if line.startswith("| ccc_3 |"))
+    assert int(ccc3.split("|")[6]) <= 8  # the paper's HR 7, plus one
+
+
+def test_network_table4_families_and_k_range(capsys):
+    status, out, _ = _run(capsys, "network-table", "table4", "--min-k", "4", "--max-k", "4",
+                          "--families", "debruijn", "--format", "json")
+    assert status == 0
+    rows = json.loads(out)
+    assert [r["graph"] for r in rows] == ["debruijn_4"]
+    assert rows[0]["R"] <= rows[0]["paper_HR"] and rows[0]["setting"]
+
+
+def test_network_table1_row_timeout(capsys):
+    """Each Table 1 row is its own process: a row over --row-timeout is stopped and said so."""
+    status, out, _ = _run(capsys, "network-table", "table1", "--max-k", "13",
+                          "--row-timeout", "0.5")
+    assert status == 0
+    lines = [line for line in out.splitlines() if line.startswith("| Pancake")]
+    assert len(lines) == 1 and "stopped after 0.5 s" in lines[0]
 
 
 @pytest.mark.parametrize("argv", [["network-table", "table9"],
                                   ["network-table", "table5", "--max-k", "2"],
                                   ["network-table", "table5", "--format", "csv"],
+                                  ["network-table", "table5", "--min-k", "5", "--max-k", "4"],
+                                  ["network-table", "table5", "--families", "nosuch"],
+                                  ["network-table", "table5", "--tries", "0"],
+                                  ["network-table", "table1", "--row-timeout", "0"],
                                   ["network-bench", "--cases", "nosuch"]])
 def test_table_and_bench_bad_options(capsys, argv):
     status, _, err = _run(capsys, *argv)

@@ -21,6 +21,9 @@ Edge weights
   with the same dispersion region (after round ``t`` of a hypercube, the
   ``2^t`` items of one subcube) share one BFS: the cost is per distinct region
   (the paper's conclusions suggest reducing the regions for speed).
+* ``"bfs"`` with ``num_exp`` set: the paper's equation (9) literally, each node
+  gives ``dist^Dist_Exp / |bce_v(p)|^Num_Exp`` to every edge of ``bce_v(p)``,
+  the sets kept as bitsets along the BFS (:mod:`.matching_kernels`).
 
 Matchers
 --------
@@ -28,7 +31,9 @@ Matchers
 about ``O(n^3)``); ``"greedy"`` takes edges by decreasing weight, a
 1/2-approximation (the paper's "approximate matching", after Avis 1983).
 Ties are broken towards lower edge ids in both (the paper finds the optimal
-hypercube and torus schedules "for the most natural ordering of the edges").
+hypercube and torus schedules "for the most natural ordering of the edges");
+``tries > 1`` adds runs whose ties follow random edge orders (fixed ``seed``)
+and keeps the best schedule.
 ``"auto"`` is exact up to :data:`EXACT_MAX_EDGES` edges, greedy above.
 
 Look-ahead (section 4.2): with ``lookahead=l``, each round also tries
@@ -43,6 +48,7 @@ import numpy as np
 
 from ..schedules.ir import Schedule
 from ..schedules.topologies import Topology
+from .matching_kernels import kernel
 
 __all__ = ["matching_schedule", "WEIGHTINGS", "MATCHERS", "EXACT_MAX_EDGES"]
 
@@ -52,121 +58,7 @@ MATCHERS = ("auto", "exact", "greedy")
 #: above it, networkx's pure-Python blossom dominates the run time.
 EXACT_MAX_EDGES = 2500
 #: Candidate matchings per round with look-ahead (the paper tested up to ten).
-_CANDIDATES = 4
-
-_KERNELS: dict = {}
-#: ``numba.prange`` once the kernels are compiled (plain ``range`` until then keeps
-#: Numba out of the import of this module).
-prange = range
-
-
-# ------------------------------------------------------------------ kernels
-def _bfs_weights(K, rep, cnt, indptr, nbr, eid, dist_exp, w, partner, contrib, threads):
-    """Add every dispersion region's BFS credit to ``w``; return ``cost(D)``.
-
-    Region ``g`` is the set of nodes ``v`` with ``K[v, rep[g]]`` (``cnt[g]``
-    items share it). When ``partner`` is not all -1, the credit a region gives
-    to the matched edge ``(y, partner[y])`` is also stored in ``contrib[g, y]``:
-    the linear-cost model ranks a sender's items by it. Regions are spread
-    over ``threads`` workers, each with its own copy of the weights.
-    """
-    n = K.shape[0]
-    G, m = len(rep), len(w)
-    wt = np.zeros((threads, m))
-    costs = np.zeros(threads)
-    bad = np.zeros(threads, np.int64)
-    for t in prange(threads):
-        dist = np.empty(n, np.int64)
-        sigma = np.empty(n, np.float64)
-        delta = np.empty(n, np.float64)
-        order = np.empty(n, np.int64)
-        for g in range(t, G, threads):
-            col = rep[g]
-            tail = 0
-            for v in range(n):
-                delta[v] = 0.0
-                if K[v, col]:
-                    dist[v] = 0
-                    sigma[v] = 1.0
-                    order[tail] = v
-                    tail += 1
-                else:
-                    dist[v] = -1
-                    sigma[v] = 0.0
-            inside = tail
-            if inside == n:
-                continue
-            head = 0
-            while head < tail:
-                x = order[head]
-                head += 1
-                for a in range(indptr[x], indptr[x + 1]):
-                    y = nbr[a]
-                    if dist[y] < 0:
-                        dist[y] = dist[x] + 1
-                        order[tail] = y
-                        tail += 1
-                    if dist[y] == dist[x] + 1:
-                        sigma[y] += sigma[x]
-            if tail < n:
-                bad[t] = 1  # a node the region cannot reach: the graph is disconnected
-                continue
-            for i in range(tail - 1, inside - 1, -1):
-                x = order[i]
-                d = dist[x]
-                costs[t] += cnt[g] * d
-                scale = (float(d) ** dist_exp + delta[x]) / sigma[x]
-                for a in range(indptr[x], indptr[x + 1]):
-                    y = nbr[a]
-                    if dist[y] == d - 1:
-                        share = sigma[y] * scale
-                        if d == 1:
-                            wt[t, eid[a]] += cnt[g] * share
-                            if partner[y] == x:
-                                contrib[g, y] += share
-                        else:
-                            delta[y] += share
-    for t in range(threads):
-        for e in range(m):
-            w[e] += wt[t, e]
-    return -1.0 if bad.sum() else costs.sum()
-
-
-def _column_hash(K, keys):
-    """A 64-bit key per item: the sum of its holders' random keys (mod 2^64)."""
-    n, P = K.shape
-    h = np.zeros(P, np.uint64)
-    for v in range(n):
-        key = keys[v]
-        for p in range(P):
-            if K[v, p]:
-                h[p] += key
-    return h
-
-
-def _greedy_match(u, v, order, w, n):
-    """Edges in ``order`` (decreasing weight), taken when both ends are free."""
-    mate = np.full(n, -1, np.int64)
-    for e in order:
-        if w[e] <= 0:
-            break
-        a, b = u[e], v[e]
-        if mate[a] < 0 and mate[b] < 0:
-            mate[a] = b
-            mate[b] = a
-    return mate
-
-
-def _kernel(name: str):
-    """Compile the kernels on first use (Numba; cached beside this file)."""
-    if not _KERNELS:
-        import numba
-        globals()["prange"] = numba.prange
-        _KERNELS["bfs"] = numba.njit(cache=True, parallel=True)(_bfs_weights)
-        _KERNELS["hash"] = numba.njit(cache=True)(_column_hash)
-        _KERNELS["greedy"] = numba.njit(cache=True)(_greedy_match)
-        _KERNELS["threads"] = numba.get_num_threads()
-    return _KERNELS[name]
+CANDIDATES = 4
 
 
 # -------------------------------------------------------------- the graph
@@ -196,8 +88,12 @@ class _Graph:
 class _State:
     """What every node knows: ``K[v, j]`` for the primitive's items ``j``."""
 
-    def __init__(self, graph: _Graph, items: np.ndarray, weights: str, dist_exp: float):
+    def __init__(self, graph: _Graph, items: np.ndarray, weights: str, dist_exp: float,
+                 num_exp: float | None = None, rank: np.ndarray | None = None):
         self.g, self.items, self.weights, self.dist_exp = graph, items, weights, dist_exp
+        self.num_exp = num_exp
+        #: Tie-break priority of every edge (lower first): the edge ids, or a permutation.
+        self.rank = np.arange(graph.m) if rank is None else rank
         n = graph.n
         self.K = np.zeros((n, len(items)), dtype=bool)
         self.K[items, np.arange(len(items))] = True
@@ -219,7 +115,7 @@ class _State:
         fixed seed): a collision, about ``G^2 / 2^64`` likely, would only blur
         the weights; the schedule is judged by the validator either way.
         """
-        h = _kernel("hash")(self.K, self.keys)
+        h = kernel("hash")(self.K, self.keys)
         _, rep, inverse, counts = np.unique(h, return_index=True, return_inverse=True,
                                             return_counts=True)
         return rep, counts.astype(np.float64), inverse.ravel()
@@ -233,8 +129,13 @@ class _State:
         w = np.zeros(g.m)
         part = np.full(g.n, -1, np.int64) if partner is None else partner
         contrib = np.zeros((len(cnt), g.n) if partner is not None else (1, 1))
-        cost = _kernel("bfs")(self.K, rep, cnt, g.indptr, g.nbr, g.eid, float(self.dist_exp), w,
-                              part, contrib, min(len(rep), _KERNELS["threads"]))
+        threads = min(len(rep), kernel("threads"))
+        if self.num_exp is None:
+            cost = kernel("bfs")(self.K, rep, cnt, g.indptr, g.nbr, g.eid, float(self.dist_exp),
+                                 w, part, contrib, threads)
+        else:
+            cost = kernel("bce")(self.K, rep, cnt, g.indptr, g.nbr, g.eid, float(self.dist_exp),
+                                 float(self.num_exp), w, part, contrib, threads)
         if cost < 0:
             raise ValueError("the topology is disconnected: the primitive cannot complete")
         return w, (contrib, inverse), cost
@@ -249,26 +150,27 @@ class _State:
         return out
 
 
-def _match(graph: _Graph, w: np.ndarray, matcher: str) -> np.ndarray:
-    """Mate array of a maximum-weight (or greedy) matching; ties to lower edge ids."""
+def _match(graph: _Graph, w: np.ndarray, matcher: str, rank: np.ndarray) -> np.ndarray:
+    """Mate array of a maximum-weight (or greedy) matching; ties to lower ``rank``."""
     if matcher == "auto":
         matcher = "exact" if graph.m <= EXACT_MAX_EDGES else "greedy"
     e = graph.edges
     if matcher == "greedy":
-        order = np.lexsort((np.arange(graph.m), -w))
-        return _kernel("greedy")(e[:, 0], e[:, 1], order, w, graph.n)
+        order = np.lexsort((rank, -w))
+        return kernel("greedy")(e[:, 0], e[:, 1], order, w, graph.n)
     import networkx as nx
     live = np.flatnonzero(w > 0)
     mate = np.full(graph.n, -1, np.int64)
     if not len(live):
         return mate
-    # Integer weights keep the blossom exact; the low digits prefer low edge ids
+    # Integer weights keep the blossom exact; the low digits prefer low ranks
     # among equal-weight matchings, never outweighing one quantum of weight.
     quanta = np.rint(w[live] / w[live].max() * (1 << 30)).astype(np.int64)
     scale = graph.n * graph.m + 1
     G = nx.Graph()
-    G.add_weighted_edges_from((int(e[i, 0]), int(e[i, 1]), int(q) * scale + graph.m - int(i))
-                              for i, q in zip(live.tolist(), quanta.tolist()))
+    G.add_weighted_edges_from((int(e[i, 0]), int(e[i, 1]), int(q) * scale + graph.m - int(r))
+                              for i, q, r in zip(live.tolist(), quanta.tolist(),
+                                                 rank[live].tolist()))
     for a, b in nx.max_weight_matching(G):
         mate[a], mate[b] = b, a
     return mate
@@ -342,7 +244,7 @@ def _round(state: _State, matcher: str, tau: float | None,
     w = state.weights_of()[0]
     if suppress is not None:
         w[suppress] = 0.0
-    mate = _match(state.g, w, matcher)
+    mate = _match(state.g, w, matcher, state.rank)
     return _plan(state, mate, tau), mate
 
 
@@ -355,14 +257,14 @@ def _cost(state: _State) -> float:
 
 
 def _lookahead_round(state: _State, matcher: str, tau: float | None, depth: int, rnd: int,
-                     index: np.ndarray) -> tuple:
+                     index: np.ndarray, candidates: int, salt: tuple | None) -> tuple:
     """Best of a few candidate matchings, judged ``depth`` rounds later."""
     base, mate = _round(state, matcher, tau)
-    rng = np.random.default_rng(rnd)
+    rng = np.random.default_rng(rnd if salt is None else (*salt, rnd))
     e = state.g.edges
     used = np.flatnonzero(mate[e[:, 0]] == e[:, 1])
     best_key, best = None, base
-    for c in range(_CANDIDATES):
+    for c in range(candidates):
         plan = base
         if c:
             k = max(1, len(used) // 10)
@@ -380,9 +282,27 @@ def _lookahead_round(state: _State, matcher: str, tau: float | None, depth: int,
     return best
 
 
+def _run(state: _State, matcher: str, tau: float | None, lookahead: int, candidates: int,
+         salt: tuple | None, index: np.ndarray, limit: int) -> list[tuple]:
+    """Rounds ``(src, dst, item_ptr, items)`` until the primitive completes."""
+    rounds = []
+    while not state.done():
+        if len(rounds) >= limit:
+            raise ValueError(f"no completion within {limit} rounds")
+        if lookahead:
+            plan = _lookahead_round(state, matcher, tau, lookahead, len(rounds) + 1, index,
+                                    candidates, salt)
+        else:
+            plan = _round(state, matcher, tau)[0]
+        _apply(state, *plan, index)
+        rounds.append(plan)
+    return rounds
+
+
 def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | None = None,
                       tau: float | None = None, weights: str = "bfs", dist_exp: float = 4.0,
-                      matcher: str = "auto", lookahead: int = 0,
+                      matcher: str = "auto", lookahead: int = 0, num_exp: float | None = None,
+                      tries: int = 1, seed: int = 0, candidates: int = CANDIDATES,
                       max_rounds: int | None = None) -> Schedule:
     """Telephone (``F1``) gossip or broadcast schedule by the matching heuristic.
 
@@ -404,6 +324,19 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
     matcher : {"auto", "exact", "greedy"}
     lookahead : int
         Rounds of look-ahead (0: none).
+    num_exp : float, optional
+        None: split each node's ``dist^Dist_Exp`` over its border edges by
+        shortest-path counts. A number: the paper's equation (9) literally, every
+        edge of ``bce_v`` gets ``dist^Dist_Exp / |bce_v|^num_exp`` (slower).
+    tries : int
+        Runs of the heuristic; the first breaks ties between equal-weight edges
+        by edge id (the paper's "natural ordering"), the others by a random
+        permutation of the edges drawn from ``seed`` (and draw the look-ahead's
+        suppressed edges from it). The best result (least ``R + tau S``, then
+        least S) is returned: deterministic for a given ``seed``.
+    seed : int
+    candidates : int
+        Matchings compared per round with look-ahead (the paper: up to ten).
     max_rounds : int, optional
         Give up after this many rounds (default ``2n + 8``).
 
@@ -427,8 +360,10 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         raise ValueError(f"matcher must be one of {', '.join(MATCHERS)}, got {matcher!r}")
     if tau is not None and not tau >= 0:
         raise ValueError(f"tau must be >= 0, got {tau}")
-    if not dist_exp >= 0 or lookahead < 0:
-        raise ValueError("dist_exp and lookahead must be >= 0")
+    if not dist_exp >= 0 or lookahead < 0 or (num_exp is not None and not num_exp >= 0):
+        raise ValueError("dist_exp, num_exp and lookahead must be >= 0")
+    if tries < 1 or candidates < 1:
+        raise ValueError(f"tries and candidates must be >= 1, got {tries} and {candidates}")
     n = topo.n
     if primitive == "broadcast":
         if root is None or not 0 <= root < n:
@@ -440,23 +375,24 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         items = np.arange(n)
     index = np.zeros(n, np.int64)
     index[items] = np.arange(len(items))
-    state = _State(_Graph(topo), items, weights, dist_exp)
+    graph = _Graph(topo)
     limit = 2 * n + 8 if max_rounds is None else max_rounds
-    src, dst, dptr, msg_items, round_ptr = [], [], [], [], [0]
-    while not state.done():
-        if len(round_ptr) > limit:
-            raise ValueError(f"no completion within {limit} rounds")
-        if lookahead:
-            plan = _lookahead_round(state, matcher, tau, lookahead, len(round_ptr), index)
-        else:
-            plan = _round(state, matcher, tau)[0]
-        s, d, ptr, its = plan
-        _apply(state, s, d, ptr, its, index)
-        src.append(s)
-        dst.append(d)
-        dptr.append(np.diff(ptr))
-        msg_items.append(its)
-        round_ptr.append(round_ptr[-1] + len(s))
+    best_key, best = None, None
+    for attempt in range(tries):
+        rank = salt = None
+        if attempt:
+            salt = (seed, attempt)
+            rank = np.random.default_rng(salt).permutation(graph.m)
+        state = _State(graph, items, weights, dist_exp, num_exp, rank)
+        rounds = _run(state, matcher, tau, lookahead, candidates, salt, index, limit)
+        R = len(rounds)
+        S = sum(int(np.diff(r[2]).max()) if len(r[0]) else 0 for r in rounds)
+        key = (R + (tau or 0.0) * S, S)
+        if best_key is None or key < best_key:
+            best_key, best = key, rounds
+    src, dst, msg_items = ([r[i] for r in best] for i in (0, 1, 3))
+    dptr = [np.diff(r[2]) for r in best]
+    round_ptr = np.concatenate([[0], np.cumsum([len(r[0]) for r in best])]).tolist()
     cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64))
     sizes = cat(dptr)
     item_ptr = np.zeros(len(sizes) + 1, np.int64)
@@ -464,7 +400,9 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
     m = len(sizes)
     cost = "unit cost" if tau is None else f"linear cost tau={tau:g}"
     how = (f"Beier and Sibeyn matching heuristic: {weights} weights, dist_exp={dist_exp:g}, "
-           f"{matcher} matching, {cost}, lookahead={lookahead}")
+           f"{matcher} matching, {cost}, lookahead={lookahead}"
+           + ("" if num_exp is None else f", num_exp={num_exp:g}")
+           + ("" if tries == 1 else f", best of {tries} tie orders (seed {seed})"))
     return Schedule(topology=topo, model="F1", p=None, round_ptr=np.array(round_ptr),
                     src=cat(src), dst_ptr=np.arange(m + 1), dst=cat(dst), item_ptr=item_ptr,
                     items=cat(msg_items), primitive=primitive,

@@ -1,0 +1,227 @@
+"""``pipegossip network-table``: Beier and Sibeyn's Tables 1, 3, 4, 5 and 6, ours beside
+the paper's. Every schedule is validated; the paper's numbers are references only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import subprocess
+import sys
+import time
+
+from .cli import UsageError
+
+__all__ = ["PORTFOLIO", "best_matching", "table_rows", "table1_row", "cmd_table"]
+
+#: The matching heuristic's settings a table row tries, keeping the best R (the paper
+#: reports its best result over tuned parameters): ``(weights, num_exp, dist_exp)``.
+#: ``num_exp`` None is our shortest-path split of the BFS weight; a number is the
+#: paper's even split over ``bce_v`` (equation 9).
+PORTFOLIO = ([("bfs", None, de) for de in (2.0, 4.0, 8.0, 16.0)]
+             + [("bfs", ne, de) for ne in (0.0, 1.0) for de in (2.0, 4.0)]
+             + [("potential", None, 4.0)])
+_FAMILIES = ("ccc", "shuffle_exchange", "butterfly", "debruijn")
+
+
+def _lower(n: int) -> int:
+    """Telephone gossip lower bound ``ceil(log2 n) + odd(n)`` (Knodel 1975)."""
+    return math.ceil(math.log2(n)) + n % 2
+
+
+def setting_name(weights: str, num_exp, dist_exp: float) -> str:
+    """Short label of a portfolio entry: ``bfs de=2``, ``bce ne=0 de=2``, ``potential``."""
+    if weights == "potential":
+        return "potential"
+    return f"bfs de={dist_exp:g}" if num_exp is None else f"bce ne={num_exp:g} de={dist_exp:g}"
+
+
+def best_matching(topo, primitive="gossip", root=None, tau=None, portfolio=PORTFOLIO,
+                  matcher="auto", tries=1, lookahead=0):
+    """Best validated result over ``portfolio``: (R, S, setting, seconds).
+
+    Best is the least ``R + tau S`` (unit cost: the least R), then the least S.
+    """
+    from .model.algorithms.matching import matching_schedule
+    from .model.schedules.validate import check
+    best, start = None, time.perf_counter()
+    for weights, num_exp, de in portfolio:
+        v = check(matching_schedule(topo, primitive=primitive, root=root, tau=tau,
+                                    weights=weights, num_exp=num_exp, dist_exp=de,
+                                    matcher=matcher, tries=tries, lookahead=lookahead))
+        key = (v.R + (tau or 0) * v.S, v.S)
+        if best is None or key < best[0]:
+            best = (key, v.R, v.S, setting_name(weights, num_exp, de))
+    return best[1], best[2], best[3], time.perf_counter() - start
+
+
+def _load() -> str:
+    """The 1-minute load average (the machine is shared: times depend on it)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().split()[0]
+    except OSError:
+        return "-"
+
+
+def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, tries: int = 1,
+               lookahead: int = 0, row_timeout: float | None = None, families=_FAMILIES,
+               portfolio=None, exact: bool = False):
+    """Rows of ``network-table NAME`` (a generator: each row as soon as it is measured)."""
+    from .model.algorithms.coloring import color_schedule, search_colors
+    from .model.schedules.topologies import _size, topology
+    from .model.schedules.validate import check
+    from .network_cli import MAX_GOSSIP_NODES, SEARCH_BUDGET, SEARCH_MAX_NODES, paper_tables
+    paper = paper_tables()
+    if portfolio is None:
+        # table3: one Dist_Exp (the paper finds 0.5-2.5 suitable for linear cost)
+        portfolio = [("bfs", None, 2.0)] if name == "table3" else PORTFOLIO
+    if name == "table6":
+        for fam, strings in paper["table6"].items():
+            for k, colors in strings.items():
+                if not min_k <= int(k) <= max_k:
+                    continue
+                if _size(fam, {"k": int(k)}) > MAX_GOSSIP_NODES:
+                    continue  # star_8, pancake_8: 40320 nodes, an n x n schedule of 13 GB
+                topo = topology(fam, k=int(k))
+                start = time.perf_counter()
+                v = check(color_schedule(topo, colors))
+                row = {"graph": f"{fam}_{k}", "n": topo.n, "colors": colors,
+                       "paper_R": len(colors), "R": v.R, "S": v.S, "S_lower": topo.n - 1,
+                       "seconds": round(time.perf_counter() - start, 2)}
+                if search:  # from two rounds below the paper's R: lower R exhaust the budget
+                    found = (search_colors(topo, max_rounds=len(colors), budget=SEARCH_BUDGET,
+                                           min_rounds=len(colors) - 2)
+                             if topo.n <= SEARCH_MAX_NODES else None)
+                    row["found"] = found or "-"
+                yield row
+    elif name in ("table5", "table4"):
+        data = paper[name]
+        bcast = name == "table4"
+        for fam in families:
+            for k in range(min_k, max_k + 1):
+                i = k - paper["k_first"]
+                topo = topology(fam, k=k)
+                R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
+                                               0 if bcast else None, portfolio=portfolio,
+                                               tries=tries, lookahead=lookahead)
+                yield {"graph": f"{fam}_{k}", "n": topo.n, "LB": data[fam]["LB"][i],
+                       "UB": data[fam]["UB"][i], "paper_HR": data[fam]["HR"][i], "R": R,
+                       "setting": how, "lower": math.ceil(math.log2(topo.n)) if bcast
+                       else _lower(topo.n), "seconds": round(sec, 1), "load": _load()}
+    elif name == "table1":
+        for i, p in enumerate(paper["table1"]):
+            n = p["n"]
+            if n > (1 << max_k):
+                continue
+            row = {"graph": p["graph"], "n": n, "m": p["m"], "LW": p["LW"], "UP": p["UP"],
+                   "paper_HR": p["HR"], "paper_s": p["time_s"]}
+            row.update(_table1_subprocess(i, row_timeout))
+            yield row
+    elif name == "table3":
+        for p in paper["table3"]:
+            topo = topology(**p["topology"])
+            if topo.n > (1 << max_k):
+                continue
+            for tau, (pr, ps) in p["RS"].items():
+                # Greedy matching unless ``exact``: the blossom takes hours here.
+                R, S, how, sec = best_matching(topo, tau=float(tau), portfolio=portfolio,
+                                               matcher="exact" if exact else "greedy",
+                                               tries=tries)
+                yield {"graph": p["graph"], "n": topo.n, "tau": float(tau), "paper_R": pr,
+                       "paper_S": ps, "R": R, "S": S, "S_lower": topo.n - 1,
+                       "T": round(R + float(tau) * S, 1),
+                       "paper_T": round(pr + float(tau) * ps, 1),
+                       "matcher": "exact" if exact else "greedy", "setting": how,
+                       "seconds": round(sec, 1),
+                       "load": _load()}
+
+
+def table1_row(index: int) -> dict:
+    """Table 1's row ``index`` in this process: R, seconds, peak resident MiB.
+
+    One run at the default setting (BFS, Dist_Exp 4; greedy matching above 2,500
+    edges): the portfolio costs too much at these sizes.
+    """
+    from .model.algorithms.matching import matching_schedule
+    from .model.schedules.topologies import topology
+    from .model.schedules.validate import validate
+    from .network_cli import paper_tables
+    topo = topology(**paper_tables()["table1"][index]["topology"])
+    t0, c0 = time.perf_counter(), time.process_time()
+    s = matching_schedule(topo)
+    t1, c1 = time.perf_counter(), time.process_time()
+    gen_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    v = validate(s)
+    if not v.valid:
+        raise AssertionError(f"table1 row {index}: invalid schedule: {v.error}")
+    return {"R": v.R, "lower": _lower(topo.n), "seconds": round(t1 - t0, 1),
+            "cpu_s": round(c1 - c0, 1), "gen_mib": round(gen_mib),
+            "check_s": round(time.perf_counter() - t1, 1),
+            "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+
+
+def _table1_subprocess(index: int, timeout: float | None) -> dict:
+    """:func:`table1_row` in a fresh process (its peak memory is its own), or a time-out."""
+    code = ("import json; from pipegossip.network_tables import table1_row; "
+            f"print(json.dumps(table1_row({index})))")
+    load = _load()
+    start = time.perf_counter()
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        row = dict.fromkeys(("R", "lower", "seconds", "cpu_s", "gen_mib", "check_s",
+                             "peak_mib", "wall_s"))
+        row.update(load=f"{load}-{_load()}", note=f"stopped after {timeout:g} s")
+        return row
+    if out.returncode:
+        raise RuntimeError(f"table1 row {index} failed: {out.stderr.strip()[-300:]}")
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    row["wall_s"] = round(time.perf_counter() - start, 1)
+    row["load"] = f"{load}-{_load()}"
+    return row
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    if not 3 <= args.max_k <= 14:
+        raise UsageError(f"--max-k must be between 3 and 14, got {args.max_k}")
+    if not 3 <= args.min_k <= args.max_k:
+        raise UsageError(f"--min-k must be between 3 and --max-k, got {args.min_k}")
+    if args.tries < 1 or args.lookahead < 0:
+        raise UsageError("--tries must be >= 1 and --lookahead >= 0")
+    if args.row_timeout is not None and not args.row_timeout > 0:
+        raise UsageError(f"--row-timeout must be > 0, got {args.row_timeout}")
+    families = _FAMILIES
+    if args.families:
+        families = tuple(f.strip() for f in args.families.split(",") if f.strip())
+        bad = [f for f in families if f not in _FAMILIES]
+        if bad or not families:
+            raise UsageError(f"--families: unknown {bad[0] if bad else '(none)'!r} "
+                             f"(expected {', '.join(_FAMILIES)})")
+    portfolio = None
+    if args.settings:
+        names = {setting_name(*p): p for p in PORTFOLIO}
+        wanted = [x.strip() for x in args.settings.split(",") if x.strip()]
+        bad = [x for x in wanted if x not in names]
+        if bad or not wanted:
+            raise UsageError(f"--settings: unknown {bad[0] if bad else '(none)'!r} "
+                             f"(expected some of {', '.join(names)})")
+        portfolio = [names[x] for x in wanted]
+    rows = table_rows(args.table, args.max_k, args.search, args.min_k, args.tries,
+                      args.lookahead, args.row_timeout, families, portfolio, args.exact)
+    if args.format == "json":
+        print(json.dumps(list(rows), indent=1))
+        return 0
+    keys = None
+    for r in rows:
+        if keys is None:
+            keys = list(r)
+            print("| " + " | ".join(keys) + " |")
+            print("|" + "---|" * len(keys))
+        extra = [k for k in r if k not in keys]  # a stopped table1 row has other columns
+        print("| " + " | ".join("-" if r.get(k) is None else str(r.get(k)) for k in keys)
+              + " |" + "".join(f" {k}: {r[k]}" for k in extra), flush=True)
+    return 0
