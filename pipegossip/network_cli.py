@@ -18,6 +18,7 @@ from importlib import resources
 
 from .cli import UsageError
 from .model.errors import FormatError
+from .options import decimal, finite_float
 
 __all__ = ["register", "NETWORK_ALGORITHMS", "add_network_arguments", "network_schedule",
            "paper_tables", "build_topology", "bench_case"]
@@ -53,27 +54,27 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
         if action.dest == "seed":
             action.help += "; matching: seed of the --tries tie orders (default 0)"
     g = p.add_argument_group("matching and coloring (Beier and Sibeyn heuristics)")
-    g.add_argument("--a", type=int, default=None, help="mesh/torus rows")
-    g.add_argument("--b", type=int, default=None, help="mesh/torus columns")
+    g.add_argument("--a", type=decimal, default=None, help="mesh/torus rows")
+    g.add_argument("--b", type=decimal, default=None, help="mesh/torus columns")
     g.add_argument("--primitive", choices=("gossip", "broadcast"), default="gossip")
-    g.add_argument("--tau", type=float, default=None,
+    g.add_argument("--tau", type=finite_float, default=None,
                    help="matching: linear-cost model with this tau (default: unit cost)")
     g.add_argument("--colors", default=None, metavar="STRING",
                    help="coloring: expand this colour string (default: search for one)")
-    g.add_argument("--lookahead", type=int, default=0, metavar="L",
+    g.add_argument("--lookahead", type=decimal, default=0, metavar="L",
                    help="matching: rounds of look-ahead (default 0)")
     g.add_argument("--weights", choices=("bfs", "potential"), default="bfs",
                    help="matching: edge weights (default bfs)")
-    g.add_argument("--dist-exp", type=float, default=4.0, help="matching: Dist_Exp, default 4")
+    g.add_argument("--dist-exp", type=finite_float, default=4.0, help="matching: Dist_Exp, default 4")
     g.add_argument("--matcher", choices=("auto", "exact", "greedy"), default="auto",
                    help="matching: auto (exact up to 2500 edges), exact or greedy")
-    g.add_argument("--num-exp", type=float, default=None,
+    g.add_argument("--num-exp", type=finite_float, default=None,
                    help="matching: the paper's Num_Exp, an even split over bce_v (default: "
                    "split by shortest paths)")
-    g.add_argument("--tries", type=int, default=1,
+    g.add_argument("--tries", type=decimal, default=1,
                    help="matching: best of this many tie orders (natural, then random from "
                    "--seed); default 1")
-    g.add_argument("--candidates", type=int, default=4,
+    g.add_argument("--candidates", type=decimal, default=4,
                    help="matching: matchings compared per round with --lookahead; default 4")
 
 
@@ -203,9 +204,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "graphs, one process per row with its time and peak memory (minutes each); table3: "
         "linear cost, R and S per tau. Every schedule is validated.")
     p.add_argument("table", choices=("table6", "table5", "table4", "table1", "table3"))
-    p.add_argument("--max-k", type=int, default=7,
+    p.add_argument("--max-k", type=decimal, default=7,
                    help="largest k (table1/table3: largest n = 2^k); default 7")
-    p.add_argument("--min-k", type=int, default=3, help="smallest k (table4/5/6); default 3")
+    p.add_argument("--min-k", type=decimal, default=3, help="smallest k (table4/5/6); default 3")
     p.add_argument("--families", default=None, metavar="FAM,...",
                    help="table4/table5: only these of ccc, shuffle_exchange, butterfly, "
                    "debruijn")
@@ -213,13 +214,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="table3/4/5: only these settings, named as in the setting column "
                    "(e.g. 'bfs de=2,bce ne=0 de=2,potential'); default all nine (table3: "
                    "'bfs de=2')")
-    p.add_argument("--tries", type=int, default=1,
+    p.add_argument("--tries", type=decimal, default=1,
                    help="table3/4/5: tie orders per setting (schedule matching --tries)")
-    p.add_argument("--lookahead", type=int, default=0, metavar="L",
+    p.add_argument("--lookahead", type=decimal, default=0, metavar="L",
                    help="table4/table5: look-ahead rounds for every setting; default 0")
     p.add_argument("--exact", action="store_true",
                    help="table3: exact (blossom) matching instead of greedy (hours)")
-    p.add_argument("--row-timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--row-timeout", type=finite_float, default=None, metavar="SECONDS",
                    help="table1: stop a row (a separate process) after this long")
     p.add_argument("--search", action="store_true",
                    help="table6: also run the colour-string search")

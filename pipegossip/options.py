@@ -113,6 +113,20 @@ def word_widths(text: str) -> list[int]:
     return [word_width(str(w)) for w in int_list(1)(text)]
 
 
+_FLOAT = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a plain ASCII decimal number, finite (no nan, inf, ``1_0``, ``５``)."""
+    text = text.strip()
+    if not _FLOAT.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text} is out of range")
+    return value
+
+
 def nonnegative_int(text: str) -> int:
     """argparse type: an integer >= 0 (seeds), refused with the bad value quoted."""
     value = decimal(text)

@@ -119,3 +119,22 @@ def test_table_and_bench_bad_options(capsys, argv):
 def test_network_bench_runs(capsys):
     status, out, _ = _run(capsys, "network-bench", "--cases", "pancake7")
     assert status == 0 and "pancake7" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["schedule", "matching", "--topology", "mesh", "--a", "4", "--b", "4", "--tau", "inf"],
+     "--tau: expected a number"),
+    (["schedule", "matching", "--topology", "mesh", "--a", "4", "--b", "4", "--dist-exp",
+      "nan"], "--dist-exp: expected a number"),
+    (["schedule", "matching", "--topology", "mesh", "--a", "4", "--b", "4", "--dist-exp",
+      "1e400"], "out of range"),
+    (["network-table", "table6", "--max-k", "\uff19"], "--max-k: expected an integer"),
+    (["schedule", "matching", "--topology", "mesh", "--a", "1_0", "--b", "4"],
+     "--a: expected an integer"),
+])
+def test_numbers_are_plain_and_finite(capsys, argv, needle):
+    """Hostile probes: inf, nan and full-width digits used to be accepted (and run)."""
+    from pipegossip import cli
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err and "Warning" not in err
