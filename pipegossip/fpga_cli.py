@@ -1,4 +1,4 @@
-"""Sub-commands of the FPGA flow: ``fpga`` and ``fpga-sweep``.
+"""Sub-commands of the FPGA flow: ``fpga``, ``fpga-sweep`` and ``fpga-compare``.
 
 Only the command line lives here; the flow is the package
 :mod:`pipegossip.hw.fpga`. Every output location is checked before the
@@ -16,11 +16,14 @@ from pathlib import Path
 
 from .cli import UsageError
 from .options import (add_config_arguments, checked_number, choice_list, config_from_args,
-                      decimal, int_list, progress_printer, word_width, word_widths)
+                      decimal, int_list, positive_int, progress_printer, word_width,
+                      word_widths)
 from .sweep import SweepOptions, add_sweep_arguments, run_sweep
 from .sweep_cli import print_failures
+from .hw.fpga.compare import (DEFAULT_TARGETS, Target, compare_markdown, parse_targets,
+                              run_compare, write_compare)
 from .hw.fpga.devices import BOARDS, DEVICES
-from .hw.fpga.flow import prepare, run_flow
+from .hw.fpga.flow import FABRICS, prepare, prepare_schedule, run_flow
 from .hw.fpga.outputs import check_output_dir, check_writable_folder
 from .hw.fpga.reports import render_text
 from .hw.fpga.sweep import (FEATURES, SWEEP_NS, outcome_row, sort_rows, sweep_grid, sweep_jobs,
@@ -59,17 +62,34 @@ def _terminate_cleanly():
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "fpga", help="synthesise and place-and-route a fabric with YoWASP (report, bitstream)",
-        description="Synthesise and place-and-route one fabric with the YoWASP tools and "
-        "report cells, Fmax and the critical path from nextpnr's JSON report. Without "
+        description="Synthesise and place-and-route one fabric (the FSM fabric of a "
+        "configuration or, with --fabric schedule, the schedule-driven fabric of a size) with "
+        "the YoWASP tools and report cells, Fmax and the critical path from nextpnr's JSON "
+        "report. Without "
         "--board the bare fabric is measured inside a registered two-pin boundary; with "
         "--board a self-checking top is built into a bitstream. Exit status 0 whenever a "
         "report was produced (also when timing fails), 1 when a tool fails, 2 for bad input.")
     add_config_arguments(p)
+    for action in p._actions:  # --fabric schedule takes no --order
+        if action.dest == "order":
+            action.required = False
+            action.help += " (--fabric fsm: required)"
+    p.add_argument("--fabric", choices=FABRICS, default="fsm",
+                   help="fsm (default): the broadcast orders built into per-processor "
+                   "controllers, needs --order; schedule: the schedule-driven fabric, which "
+                   "runs any schedule loaded at run time, sized by --n, --width, --depth, "
+                   "--slots (bare build only: the configuration options, --board and "
+                   "--no-trace are refused)")
+    p.add_argument("--depth", type=positive_int, default=None, metavar="D",
+                   help="--fabric schedule: program entries per node; default 64")
+    p.add_argument("--slots", type=positive_int, default=None, metavar="S",
+                   help="--fabric schedule: store words per node; default N")
     p.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
     p.add_argument("--device", choices=list(DEVICES),
                    help="FPGA (default ice40-up5k, or the board's)")
     p.add_argument("--board", choices=list(BOARDS),
-                   help="build the self-checking top for this board, with a bitstream")
+                   help="build the self-checking top for this board, with a bitstream "
+                   "(--fabric fsm only)")
     p.add_argument("--clock", type=_mhz, metavar="MHZ",
                    help="timing constraint of a bare build (default 50 on iCE40, 100 on ECP5); "
                    "with --board, run the top from a PLL at this frequency "
@@ -113,15 +133,93 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_sweep_arguments(s, timeout=SWEEP_TIMEOUT_S)
     s.set_defaults(func=cmd_sweep)
 
+    c = sub.add_parser(
+        "fpga-compare", help="the schedule fabric beside the FSM fabric: cells, Fmax, ns (long)",
+        description="Bare builds, one after the other, per target DEVICE:N: the FSM fabric "
+        "with pipelined orders, the FSM fabric with identity + Algorithm 2 + receive any, and "
+        "the schedule fabric (depth: the longest compiled program of identity + Algorithm 2 + "
+        "any, the pipelined run and cyclic-shift at N, rounded up to a power of two); then the "
+        "time of one gossip on each (cycles / Fmax). Each build goes into a folder of its own "
+        "in DIR and is reused while its design digest is unchanged; writes DIR/compare.md and "
+        "DIR/compare.json and prints the tables. Exit 1 if a build failed.")
+    c.add_argument("--targets", type=_targets, default=None, metavar="DEVICE:N,...",
+                   help="default " + ",".join(f"{d}:{n}" for d, n in DEFAULT_TARGETS))
+    c.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
+    c.add_argument("--pnr-seeds", type=int_list(0), default=[1], metavar="S,S,...",
+                   help="nextpnr seeds, each build once per seed (times use the first); "
+                   "default 1")
+    c.add_argument("--clock", type=_mhz, metavar="MHZ",
+                   help="timing constraint (default 50 on iCE40, 100 on ECP5)")
+    c.add_argument("--timeout", type=_minutes, default=0, metavar="MIN",
+                   help="stop a build after MIN minutes (recorded as failed); default 0: no limit")
+    c.add_argument("--rebuild", action="store_true", help="rebuild even unchanged builds")
+    c.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="folder of the builds and of compare.md, compare.json")
+    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    c.set_defaults(func=cmd_compare)
+
+
+#: Options of the FSM fabric's build and their values when not given.
+_FSM_ONLY = (("--order", "order", None), ("--seed", "seed", None),
+             ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
+             ("--sessions", "sessions", 1), ("--channels", "channels", None),
+             ("--board", "board", None), ("--no-trace", "no_trace", False))
+
+
+def _targets(text: str) -> list[Target]:
+    try:
+        return parse_targets(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _prepare_job(args: argparse.Namespace):
+    """The build the options describe; UsageError for options of the other fabric."""
+    if args.fabric == "schedule":
+        given = [flag for flag, key, unset in _FSM_ONLY if getattr(args, key) != unset]
+        if given:
+            raise UsageError(f"{', '.join(given)} {_apply(given)} to --fabric fsm only; the "
+                             "schedule fabric is sized by --n, --width, --depth, --slots and "
+                             "runs any schedule loaded at run time")
+        depth = 64 if args.depth is None else args.depth
+        check_schedule_fabric(args.n, args.width, depth)
+        return prepare_schedule(args.n, args.width, depth, args.slots, device=args.device,
+                                clock_mhz=args.clock, pnr_seed=args.pnr_seed)
+    unused = [f for f, v in (("--depth", args.depth), ("--slots", args.slots)) if v is not None]
+    if unused:
+        raise UsageError(f"{', '.join(unused)} {_apply(unused)} to --fabric schedule only")
+    if args.order is None:
+        raise UsageError("the following arguments are required: --order "
+                         "(or --fabric schedule)")
+    config = config_from_args(args)
+    return prepare(config, args.width, device=args.device, board=args.board,
+                   clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace)
+
+
+def _apply(flags: list[str]) -> str:
+    return "apply" if len(flags) > 1 else "applies"
+
+
+def check_schedule_fabric(n: int, width: int, depth: int) -> None:
+    """Refuse a schedule fabric over the ``fabric-bits`` budget before elaborating it.
+
+    The estimate is the one ``pipegossip verilog-schedule`` uses: the
+    crossbar (N x N x width) plus every node's program memory.
+    """
+    from .limits import check_budget
+
+    entry_bits = 3 * max(1, (max(n, 2) - 1).bit_length()) + 2
+    check_budget("fabric-bits", n * n * width + n * depth * entry_bits,
+                 f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
+
 
 def cmd_fpga(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
     try:
-        job = prepare(config, args.width, device=args.device, board=args.board,
-                      clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace)
+        job = _prepare_job(args)
         check_output_dir(args.output)
     except (TypeError, ValueError, NotImplementedError) as e:
-        raise UsageError(f"fpga: {e}") from None
+        raise UsageError(str(e)) from None
     try:
         with _terminate_cleanly():
             report = run_flow(job, args.output, progress_printer("pipegossip fpga", args.quiet),
@@ -165,3 +263,30 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"pipegossip fpga-sweep: wrote {', '.join(files)}", file=sys.stderr)
     return print_failures(run, "pipegossip fpga-sweep")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .hw.fpga.compare import schedule_depth
+    from .limits import check_fabric, check_model_memory
+
+    targets = args.targets or [Target(d, n) for d, n in DEFAULT_TARGETS]
+    for t in targets:  # the golden model, the FSM crossbar, then the schedule fabric
+        check_model_memory(t.n)
+        check_fabric(t.n, args.width)
+        check_schedule_fabric(t.n, args.width, schedule_depth(t.n, args.width))
+    progress = progress_printer("pipegossip fpga-compare", args.quiet)
+    try:
+        with _terminate_cleanly():
+            result = run_compare(targets, args.output, width=args.width, seeds=args.pnr_seeds,
+                                 clock_mhz=args.clock, timeout=args.timeout * 60 or None,
+                                 rebuild=args.rebuild, progress=progress)
+    except (TypeError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    files = write_compare(result, args.output)
+    if args.format == "json":
+        print(json.dumps(result, indent=2))
+    else:
+        print(compare_markdown(result), end="")
+    progress(f"wrote {', '.join(str(f) for f in files)}")
+    failed = [e for t in result["targets"] for b in t["builds"] for e in b["errors"]]
+    return 1 if failed else 0

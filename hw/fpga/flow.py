@@ -4,12 +4,15 @@
 Two kinds of build, both ending in nextpnr's JSON report (``--report``):
 
 * bare fabric (no ``board``): :class:`~pipegossip.hw.fpga.bare_top.BareTop`
-  puts the :class:`~pipegossip.hw.fabric.Fabric` behind a registered two-pin
-  boundary; Yosys keeps the fabric a module of its own (``keep_hierarchy``)
-  so it is optimised on its own, exactly as its ports define it (with the
-  debug input ``hold`` tied to 0, its normal use), and every placed cell can
-  be attributed to the fabric or to the boundary by its hierarchical name.
-  No bitstream (the pins are placed wherever nextpnr likes).
+  puts the fabric behind a registered two-pin boundary: the FSM
+  :class:`~pipegossip.hw.fabric.Fabric` of a configuration (:func:`prepare`,
+  with its debug input ``hold`` tied to 0, its normal use) or the
+  :class:`~pipegossip.hw.schedule.ScheduleFabric` of a size
+  (:func:`prepare_schedule`, every port live). Yosys keeps the fabric a
+  module of its own (``keep_hierarchy``) so it is optimised on its own,
+  exactly as its ports define it, and every placed cell can be attributed
+  to the fabric or to the boundary by its hierarchical name. No bitstream
+  (the pins are placed wherever nextpnr likes).
 * board top (``board`` given): the self-checking
   :class:`~pipegossip.hw.fpga.board_top.BoardTop` goes through amaranth's own
   build plan for the board (``ICEBreakerPlatform``, ``ULX3S_85F_Platform``,
@@ -38,13 +41,20 @@ from pathlib import Path
 from ... import __version__
 from ...files import atomic_directory, atomic_write
 from ...model.config import RunConfig
+from ..ports import ScheduleSize
 from .devices import _ALLOW_UNCONSTRAINED, _NEXTPNR, _SYNTH, BOARDS, DEVICES, Board, Device
 from .outputs import _TOOL_TAG, REPORT_NAME, _adopt_earlier_output, check_output_dir
 from .pll import ecp5_pll_params, ice40_pll_params
 from .reports import _attribute, _logic_cells, _synth_cells, summarise_report
 from .tools import FlowError, Progress, _explain_nextpnr, _quiet, _run_tool, yowasp_tool
 
-__all__ = ["TRACE_PORTS", "FlowJob", "prepare", "run_flow", "bare_digest", "board_plan"]
+__all__ = ["TRACE_PORTS", "FABRICS", "FlowJob", "prepare", "prepare_schedule", "run_flow",
+           "bare_digest", "board_plan"]
+
+#: The fabrics the flow builds: ``fsm`` (broadcast orders built into
+#: per-processor controllers, one configuration) and ``schedule`` (programs
+#: loaded at run time, one size).
+FABRICS = ("fsm", "schedule")
 
 #: The fabric's trace outputs (SPEC section 10 and the step/slot counters):
 #: ``trace=False`` leaves them unobserved, as a deployment that only consumes
@@ -54,9 +64,13 @@ TRACE_PORTS = ("action", "peer", "used", "cycle")
 
 @dataclass
 class FlowJob:
-    """A prepared build (from :func:`prepare`): the top design and its target."""
+    """A prepared build (from :func:`prepare` or :func:`prepare_schedule`).
 
-    config: RunConfig
+    ``config`` is the FSM fabric's configuration, or the schedule fabric's
+    size (:class:`~pipegossip.hw.ports.ScheduleSize`); ``fabric`` says which.
+    """
+
+    config: RunConfig | ScheduleSize
     width: int
     device: Device
     board: Board | None
@@ -65,6 +79,35 @@ class FlowJob:
     trace: bool
     top: object
     _bare: dict | None = None      # cached inputs of a bare build
+
+    @property
+    def fabric(self) -> str:
+        """``"fsm"`` or ``"schedule"`` (:data:`FABRICS`)."""
+        return "schedule" if isinstance(self.config, ScheduleSize) else "fsm"
+
+    @property
+    def slug(self) -> str:
+        """Short name of what is built (``n8-pipelined-ordered``, ``schedule-n8-d32``)."""
+        if isinstance(self.config, ScheduleSize):
+            z = self.config
+            return f"schedule-n{z.n}-d{z.depth}" + (f"-s{z.slots}" if z.slots != z.n else "")
+        return self.config.slug
+
+    @property
+    def header(self) -> str:
+        """One line naming what is built."""
+        if isinstance(self.config, ScheduleSize):
+            z = self.config
+            return f"schedule fabric n={z.n} depth={z.depth} slots={z.slots}"
+        return self.config.header()
+
+    def config_json(self) -> dict:
+        """The configuration (``RunConfig.to_json()``) or the schedule fabric's size."""
+        if isinstance(self.config, ScheduleSize):
+            z = self.config
+            return {"fabric": "schedule", "N": z.n, "width": z.width, "depth": z.depth,
+                    "slots": z.slots}
+        return self.config.to_json()
 
 
 def prepare(config: RunConfig, width: int = 8, device: str | None = None,
@@ -85,21 +128,7 @@ def prepare(config: RunConfig, width: int = 8, device: str | None = None,
     from .bare_top import BareTop
     from .board_top import BoardTop
 
-    if board is not None and board not in BOARDS:
-        raise ValueError(f"unknown board {board!r} (expected one of {', '.join(BOARDS)})")
-    if device is not None and device not in DEVICES:
-        raise ValueError(f"unknown device {device!r} (expected one of {', '.join(DEVICES)})")
-    if board is not None:
-        if device is not None and device != BOARDS[board].device:
-            raise ValueError(f"board {board!r} carries {BOARDS[board].device}, not {device!r}")
-        device = BOARDS[board].device
-    dev = DEVICES[device or "ice40-up5k"]
-    if clock_mhz is not None and (isinstance(clock_mhz, bool)
-                                  or not isinstance(clock_mhz, (int, float))
-                                  or not 0 < clock_mhz <= 1000):
-        raise ValueError(f"clock must be a frequency in MHz in (0, 1000], not {clock_mhz!r}")
-    if isinstance(pnr_seed, bool) or not isinstance(pnr_seed, int):
-        raise TypeError(f"place-and-route seed must be an integer, not {pnr_seed!r}")
+    dev = _check_target(device, board, clock_mhz, pnr_seed)
     if not isinstance(trace, bool):
         raise TypeError(f"trace must be a bool, not {trace!r}")
     if board is not None and not trace:
@@ -113,6 +142,50 @@ def prepare(config: RunConfig, width: int = 8, device: str | None = None,
             _check_pll(dev, BOARDS[board], clock_mhz)
         top = BoardTop(config, width, clock_mhz=clock_mhz)
     return FlowJob(config, width, dev, BOARDS.get(board), clock_mhz, pnr_seed, trace, top)
+
+
+def prepare_schedule(n: int, width: int = 8, depth: int = 64, slots: int | None = None,
+                     device: str | None = None, clock_mhz: float | None = None,
+                     pnr_seed: int = 1) -> FlowJob:
+    """A bare build of the schedule fabric ``ScheduleFabric(n, width, depth, slots)``.
+
+    The fabric sits in the same registered boundary as the FSM fabric's bare
+    build, with every port live (it has no debug input to tie, and its trace
+    outputs are its deliveries). There is no board top for it.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown device, a bad clock or seed, or a size the fabric
+        refuses (quoted from its own message).
+    """
+    from ..schedule.fabric import ScheduleFabric, schedule_size
+    from .bare_top import BareTop
+
+    dev = _check_target(device, None, clock_mhz, pnr_seed)
+    size = schedule_size(n, width, depth, slots)
+    top = BareTop(ScheduleFabric(size.n, size.width, size.depth, size.slots), name="fabric")
+    return FlowJob(size, size.width, dev, None, clock_mhz, pnr_seed, True, top)
+
+
+def _check_target(device: str | None, board: str | None, clock_mhz: float | None,
+                  pnr_seed: int) -> Device:
+    """Check the target options of a build; returns the device."""
+    if board is not None and board not in BOARDS:
+        raise ValueError(f"unknown board {board!r} (expected one of {', '.join(BOARDS)})")
+    if device is not None and device not in DEVICES:
+        raise ValueError(f"unknown device {device!r} (expected one of {', '.join(DEVICES)})")
+    if board is not None:
+        if device is not None and device != BOARDS[board].device:
+            raise ValueError(f"board {board!r} carries {BOARDS[board].device}, not {device!r}")
+        device = BOARDS[board].device
+    if clock_mhz is not None and (isinstance(clock_mhz, bool)
+                                  or not isinstance(clock_mhz, (int, float))
+                                  or not 0 < clock_mhz <= 1000):
+        raise ValueError(f"clock must be a frequency in MHz in (0, 1000], not {clock_mhz!r}")
+    if isinstance(pnr_seed, bool) or not isinstance(pnr_seed, int):
+        raise TypeError(f"place-and-route seed must be an integer, not {pnr_seed!r}")
+    return DEVICES[device or "ice40-up5k"]
 
 
 def _check_pll(dev: Device, board: Board, clock_mhz: float) -> None:
@@ -162,9 +235,10 @@ def _report_head(job: FlowJob, kind: str) -> dict:
         "tool": _TOOL_TAG,
         "version": __version__,
         "kind": kind,
-        "config": job.config.to_json(),
-        "slug": job.config.slug,
-        "header": job.config.header(),
+        "fabric": job.fabric,
+        "config": job.config_json(),
+        "slug": job.slug,
+        "header": job.header,
         "width": job.width,
         "device": job.device.name,
         "part": job.device.part,
@@ -219,7 +293,7 @@ def bare_digest(job: FlowJob) -> str:
 def _run_bare(job: FlowJob, tmp: Path, progress: Progress, deadline: float | None,
               locate: Callable[[str], str]) -> dict:
     dev = job.device
-    progress(f"elaborating the {job.config.slug} fabric (width {job.width}) "
+    progress(f"elaborating the {job.slug} fabric (width {job.width}) "
              f"in a registered boundary")
     inputs = _bare_inputs(job)
     (tmp / "top.il").write_text(inputs["il"])
