@@ -106,13 +106,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "and time the build and a series of back-to-back runs in both modes; "
                        "optionally long single runs (--workloads) and the co-simulation "
                        "regression in both modes (--regression).")
-    b.add_argument("--n", type=decimal, nargs="+", default=[8, 16, 32, 64], metavar="N",
-                   help="processor counts; default 8 16 32 64")
+    b.add_argument("--n", type=decimal, nargs="*", default=[8, 16, 32, 64], metavar="N",
+                   help="processor counts; default 8 16 32 64 (none: only --regression)")
     b.add_argument("--width", type=word_width, default=8, metavar="W")
     b.add_argument("--runs", type=positive_int, default=20, metavar="R",
                    help="back-to-back runs simulated per build in trace mode; default 20")
-    b.add_argument("--fast-runs", type=positive_int, default=2000, metavar="R",
-                   help="back-to-back runs in fast mode (batched in the hardware); default 2000")
+    b.add_argument("--fast-runs", type=positive_int, default=5000, metavar="R",
+                   help="back-to-back runs in fast mode (batched in the hardware); default "
+                   "5000")
     b.add_argument("--no-batch", action="store_true",
                    help="fast mode: Python starts every run (no hardware batches)")
     b.add_argument("--modes", nargs="+", choices=("trace", "fast"), default=["trace", "fast"],
@@ -122,6 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--workloads", nargs="*", choices=("identity", "stream"), default=[],
                    help="also time one long run per N and mode from nothing to the verdict: "
                    "identity order, or pipelined with 100 sessions")
+    b.add_argument("--workloads-only", action="store_true",
+                   help="time only the --workloads, not the back-to-back runs")
     b.add_argument("--regression", action="store_true",
                    help="also time the co-simulation regression (tests/test_sim_regression.py) "
                    "in each mode, cold and warm (needs the checkout's tests)")
@@ -371,10 +374,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         for n in args.n:
             row = {}
-            for recipe in recipes:
+            for recipe in [] if args.workloads_only else recipes:
                 for mode in args.modes:
                     if mode == "fast" and recipe != Recipe():
-                        continue  # the fast mode has its own recipe (fast_mode.FAST_RECIPE)
+                        continue  # the fast mode has its own recipes (fast_mode.recipe_for)
                     runs = args.fast_runs if mode == "fast" else args.runs
                     points.append(bench_one(RunConfig.family(n, "pipelined"), args.width, runs,
                                             recipe, progress=say, mode=mode,

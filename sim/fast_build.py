@@ -9,10 +9,10 @@ does that with the same pieces as the runner: the content-addressed cache
 folders published by rename, the cached Verilator run-time library, cocotb's
 public runner API (:mod:`.simulators`).
 
-The fabric's Verilog is generated once per process and configuration
-(:func:`fabric_text`): generation is most of a build's wall time (Amaranth
-and the Yosys it ships; about 6 s of 10 s at N=16), and both modes and
-every fault of a test use the same text.
+The fabric's Verilog is generated once per configuration (:func:`fabric_text`,
+kept on disk by :func:`~.runner.fabric_verilog`): generation is a large part
+of a build's wall time (Amaranth's elaboration, mostly, and the Yosys it
+ships), and both modes and every fault of a test use the same text.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..model.config import RunConfig
 from . import build_cache, verilator_runtime
 from .paths import build_root
 from .runner import TOP, Build, CosimError, Progress, _cached_build, _check_build_options, \
-    _tail, _use_verilator, generate_verilog
+    _tail, _use_verilator, fabric_verilog
 from .scratch import scratch, sweep
 from .simulators import DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, ports_vlt, \
     run_simulator
@@ -39,8 +39,8 @@ __all__ = ["fabric_text", "build_text", "simulate_text"]
 
 @lru_cache(maxsize=16)
 def fabric_text(config: RunConfig, width: int) -> str:
-    """The fabric's Verilog (:func:`~.runner.generate_verilog`), once per process."""
-    return generate_verilog(config, width)
+    """The fabric's Verilog (:func:`~.runner.fabric_verilog`), once per process."""
+    return fabric_verilog(config, width)
 
 
 def build_text(name: str, verilog: str, top: str, config: RunConfig, width: int, *,

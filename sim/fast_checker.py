@@ -17,6 +17,10 @@ Test infrastructure only: nothing here is part of the synthesised fabric
 * the expected trace itself, a ROM (:func:`rom_verilog`) filled by
   ``$readmemh`` from the file :data:`EXPECT_FILE` in the simulator's working
   folder when the simulation starts.
+* the batch driver and its log (:mod:`.fast_batch`): many runs back to
+  back without Python, one summary line each in a file.
+
+Every input of the top is registered first (see :meth:`FastTop.elaborate`).
 
 Why the expectation is loaded at run time rather than baked in as a memory
 init: the fabric already bakes its orders in, so a build serves one
@@ -37,7 +41,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, DomainRenamer, Instance, Module,
+                          Mux, ResetSignal, Signal)
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -45,9 +50,11 @@ from ..hw.bits import counter_width, peer_width, session_width, used_width
 from ..hw.ports import IN, ports
 from ..hw.words import SEED_BITS, WordScheme
 from ..model.runtable import R
+from .fast_batch import LOG_MODULE, BatchDriver
+from .fast_ports import BATCH_PORTS, LOG_FIELDS, SUMMARY_PORTS
 
 __all__ = ["ExpectLayout", "FastChecker", "FastTop", "KIND_BITS", "EXPECT_FILE",
-           "FAST_TOP", "ROM_MODULE", "rom_verilog", "SUMMARY_PORTS"]
+           "FAST_TOP", "ROM_MODULE", "rom_verilog", "SUMMARY_PORTS", "BATCH_PORTS"]
 
 #: File the ROM loads (in the simulator's working folder).
 EXPECT_FILE = "pg_expect.hex"
@@ -59,9 +66,6 @@ ROM_MODULE = "pg_expect_rom"
 KIND_BITS = ("trace", "used", "busy", "done", "cycle", "stall", "delivery", "handshake")
 #: ``bad_proc`` when the first kind is fabric-wide.
 NO_PROC = 0xFFFF
-#: The top's outputs the testbench reads at the end of a run.
-SUMMARY_PORTS = ("finished", "bad", "bad_cycle", "bad_proc", "bad_kinds", "deliveries",
-                 "used_sum", "busy_cycles", "done_at", "idle_bad", "busy", "done", "stall")
 
 
 @dataclass(frozen=True)
@@ -276,7 +280,7 @@ def _cat(bits):
 
 
 class FastTop(wiring.Component):
-    """The fast co-simulation's top: fabric instance, word sources, checker, ROM.
+    """The fast co-simulation's top: fabric instance, word sources, checker, ROM, batch driver.
 
     Parameters
     ----------
@@ -296,13 +300,26 @@ class FastTop(wiring.Component):
         :class:`FastChecker`'s summary (registered, latency 1).
     busy, done, stall : Out(1)
         The fabric's own (latency 0): its final state.
+    go, count, idle : In
+        Start a batch of ``count`` runs driven by the hardware
+        (:class:`~.fast_batch.BatchDriver`; word seeds ``seed``, ``seed + 1``, ...),
+        each logged to :data:`~.fast_batch.LOG_FILE`.
+    batch_busy, runs_done : Out
+        A batch is under way; runs it has logged.
+
+    Notes
+    -----
+    Every input, ``rst`` included, is registered before use (see
+    :meth:`elaborate`): the fabric sees ``start`` one cycle after the top does.
     """
 
     def __init__(self, n: int, sessions: int, width: int, length: int, tail: int):
         self.n, self.sessions, self.width_ = n, sessions, width
         self.length, self.tail = length, tail
         self.checker = FastChecker(n, sessions, width, length, tail)
-        members = {"start": In(1), "seed": In(SEED_BITS), "hold": In(n)}
+        self.driver = BatchDriver(self.checker.depth)
+        members = {"start": In(1), "seed": In(SEED_BITS), "hold": In(n), "go": In(1),
+                   "count": In(32), "idle": In(8), "batch_busy": Out(1), "runs_done": Out(32)}
         for name in SUMMARY_PORTS:
             if name not in ("busy", "done", "stall"):
                 members[name] = Out(len(getattr(self.checker, name)))
@@ -311,21 +328,45 @@ class FastTop(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        n, ck = self.n, self.checker
-        m.submodules.checker = ck
+        n, ck, drv = self.n, self.checker, self.driver
+        # Every input of the top goes through a register first, reset included:
+        # Verilator re-evaluates all logic fed combinationally by a top-level
+        # input at every evaluation (its "ico" region: it cannot tell which
+        # input changed), and Amaranth's next-state logic of every register
+        # reads the reset. Behind registers, a clock edge evaluates only what
+        # the edge changes. Everything is one cycle later than its input.
+        m.domains.run = ClockDomain("run", local=True)
+        rst = Signal(init=1, name="rst_r")
+        inputs = {k: Signal.like(getattr(self, k), name=f"{k}_r")
+                  for k in ("start", "seed", "hold", "go", "count", "idle")}
+        m.d.sync += [rst.eq(ResetSignal())] + [r.eq(getattr(self, k)) for k, r in inputs.items()]
+        m.d.comb += [ClockSignal("run").eq(ClockSignal()), ResetSignal("run").eq(rst)]
+        m.submodules.checker = DomainRenamer("run")(ck)
+        m.submodules.driver = DomainRenamer("run")(drv)
         sig = {p.name: Signal(p.width, name=f"f_{p.name}")
                for p in ports(n, self.sessions, self.width_)}
         direction = {p.name: p.direction for p in ports(n, self.sessions, self.width_)}
         conns = {("i_" if direction[k] == IN else "o_") + k: s for k, s in sig.items()}
         m.submodules.fabric = Instance("pipegossip_fabric", i_clk=ClockSignal(),
-                                       i_rst=ResetSignal(), **conns)
+                                       i_rst=rst, **conns)
         row = Signal(ck.layout.width)
         m.submodules.rom = Instance(ROM_MODULE, i_addr=ck.addr, o_data=row)
 
-        begin = self.start & ~sig["busy"]
+        start = inputs["start"] | drv.start
+        begin = start & ~sig["busy"]
+        seed = Mux(drv.running, drv.seed, inputs["seed"])
         scheme = WordScheme(n, self.sessions, self.width_)
-        m.d.comb += [sig["start"].eq(self.start), sig["hold"].eq(self.hold), ck.begin.eq(begin),
-                     ck.seed.eq(self.seed), ck.row.eq(row)]
+        m.d.comb += [sig["start"].eq(start), sig["hold"].eq(inputs["hold"]), ck.begin.eq(begin),
+                     ck.seed.eq(seed), ck.row.eq(row),
+                     drv.go.eq(inputs["go"]), drv.count.eq(inputs["count"]),
+                     drv.idle.eq(inputs["idle"]), drv.seed0.eq(inputs["seed"]),
+                     drv.began.eq(begin), drv.finished.eq(ck.finished),
+                     self.batch_busy.eq(drv.running), self.runs_done.eq(drv.runs_done)]
+        logged = dict(run=drv.run, finished=drv.ok, waited=drv.waited, busy=sig["busy"],
+                      done=sig["done"], stall=sig["stall"])
+        m.submodules.log = Instance(LOG_MODULE, i_clk=ClockSignal(), i_en=drv.log_en, **{
+            f"i_{name}": logged[name] if name in logged else getattr(ck, name)
+            for name, _ in LOG_FIELDS})
         for i in range(n):
             # The driver of the per-cycle mode, in hardware: session 0's word
             # with start, the next one after each handshake, none left: valid low.
@@ -334,7 +375,7 @@ class FastTop(wiring.Component):
             valid = ck.active & (idx < self.sessions)
             ready = sig[f"words__{i}__ready"]
             m.d.comb += [sig[f"words__{i}__valid"].eq(valid),
-                         sig[f"words__{i}__payload"].eq(scheme.expr(self.seed, i, idx)),
+                         sig[f"words__{i}__payload"].eq(scheme.expr(seed, i, idx)),
                          ck.taken[i].eq(ready & valid),
                          ck.action[i].eq(sig[f"action__{i}"]), ck.peer[i].eq(sig[f"peer__{i}"]),
                          ck.dvalid[i].eq(sig[f"delivery__{i}__valid"]),
@@ -342,9 +383,9 @@ class FastTop(wiring.Component):
                          ck.dsession[i].eq(sig[f"delivery__{i}__session"]),
                          ck.dword[i].eq(sig[f"delivery__{i}__word"])]
             with m.If(begin):
-                m.d.sync += sess.eq(1)
+                m.d.run += sess.eq(1)
             with m.Elif(ready & valid):
-                m.d.sync += sess.eq(sess + 1)
+                m.d.run += sess.eq(sess + 1)
         m.d.comb += [ck.used.eq(sig["used"]), ck.busy.eq(sig["busy"]), ck.done.eq(sig["done"]),
                      ck.cycle.eq(sig["cycle"]), ck.stall.eq(sig["stall"]),
                      self.busy.eq(sig["busy"]), self.done.eq(sig["done"]),

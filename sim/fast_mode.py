@@ -4,7 +4,8 @@
 :mod:`.fast_checker` around the fabric's Verilog, writes the model's
 expected trace (:func:`expected_hex`) into the run's folder for the ROM to
 load, runs :mod:`.fast_testbench` (Python wakes once per run, not per
-cycle), turns each run's summary into the one trace record,
+cycle, or once per batch of runs the hardware drives itself,
+:mod:`.fast_batch`), turns each run's summary into the one trace record,
 :class:`~.record.HwRun` (empty samples, a ``summary``: :func:`fast_record`),
 and has the one judge (:func:`~.judge.judge`) hold it against the model.
 
@@ -31,38 +32,57 @@ from amaranth.back import verilog as amaranth_verilog
 from ..hw.export import plain_internal_names
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
+from .fast_batch import log_verilog
 from .fast_build import build_text, fabric_build, fabric_text, simulate_text
-from .fast_checker import (EXPECT_FILE, FAST_TOP, KIND_BITS, NO_PROC, SUMMARY_PORTS,
-                           ExpectLayout, FastTop, rom_verilog)
+from .fast_checker import (BATCH_PORTS, EXPECT_FILE, FAST_TOP, KIND_BITS, NO_PROC,
+                           SUMMARY_PORTS, ExpectLayout, FastTop, rom_verilog)
 from .fast_testbench import FAST_JOB_ENV
 from .judge import Verdict, judge, model_result, session_ends
 from .record import HwRun, RunSpec
-from .runner import Build, Progress, build, run_build
-from .simulators import DEFAULT_RECIPE, Recipe
+from . import build_cache
+from .paths import build_root
+from .runner import GENERATOR, Build, CosimError, Progress, build, run_build
+from .simulators import Recipe
 
-__all__ = ["FastOutcome", "fast_cosimulate", "build_fast", "run_fast", "expected_hex",
-           "fast_record", "TAIL", "MODES", "FAST_RECIPE", "recipe_for"]
+__all__ = ["FastOutcome", "fast_cosimulate", "build_fast", "run_fast", "batch_items", "expected_hex",
+           "top_text", "run_cycles", "BUILD_RECIPE", "SPEED_RECIPE", "SPEED_CYCLES",
+           "fast_record", "TAIL", "MODES", "recipe_for"]
 
 MODES = ("fast", "trace")
 #: Cycles checked after L (the per-cycle mode's default tail).
 TAIL = RunSpec().tail
-#: Build recipe of the fast mode. Here the simulator's own speed is what is
-#: left once Python is out of the per-cycle loop, and every fabric port is
-#: internal to the wrapper (only its summary is public), so Verilator's
-#: optimisation passes and C++ -O2 pay: measured at N=16 identity, 12 k
-#: cycles/s with C++ -O2 alone, 30 k with both (-O0/-O0: 10 k at N=8),
-#: for about 3x the -O0 build time.
-FAST_RECIPE = Recipe(optimize=True, opt_fast="-O2")
-#: From this N on the fast mode builds with :data:`FAST_RECIPE`; below it
-#: runs are so short that the build dominates, and the cheaper default recipe wins.
-FAST_RECIPE_FROM = 16
+#: Build recipes of the fast mode. Every fabric port is internal to the
+#: wrapper (only its summary is public), so Verilator's own optimisation
+#: shrinks the C++ a lot: at N=16 (fast top, 2 000 batched runs, load ~13 on
+#: 2 cores) the build took 46 s with Verilator -O0 / C++ -O0 and ran 4 200
+#: cycles/s; optimising: 25 s and 13 800 cycles/s with C++ -O0
+#: (:data:`BUILD_RECIPE`), 47 s and 51 000 cycles/s with C++ -O1
+#: (:data:`SPEED_RECIPE`; -O2 compiles about 3x longer than -O0 for 30 k).
+#: The faster simulation pays for its longer build from about
+#: 22 s / (1/13 800 - 1/51 000) = 400 000 simulated cycles on (:data:`SPEED_CYCLES`).
+BUILD_RECIPE = Recipe(optimize=True)
+SPEED_RECIPE = Recipe(optimize=True, opt_fast="-O1")
+SPEED_CYCLES = 400_000
 
 
-def recipe_for(config: RunConfig) -> Recipe:
-    """The fast mode's build recipe for ``config`` (see :data:`FAST_RECIPE_FROM`)."""
-    return FAST_RECIPE if config.n >= FAST_RECIPE_FROM else DEFAULT_RECIPE
+def recipe_for(config: RunConfig, cycles: int = 0) -> Recipe:
+    """The fast mode's build recipe for ``cycles`` simulated cycles of ``config``.
+
+    :data:`SPEED_RECIPE` from :data:`SPEED_CYCLES` cycles on, else
+    :data:`BUILD_RECIPE` (a build serves later simulations too, but a first
+    one is what a user waits for).
+    """
+    return SPEED_RECIPE if cycles >= SPEED_CYCLES else BUILD_RECIPE
+
+
+def run_cycles(config: RunConfig, runs: Sequence[RunSpec]) -> int:
+    """Clock cycles ``runs`` take on the fast top (about; for :func:`recipe_for`)."""
+    span = model_result(config).length + TAIL + 1
+    return sum(r.idle + 2 + span for r in runs)
+
+
 #: The ports of the wrapper top that cocotb touches (everything else stays private).
-PUBLIC = ("clk", "rst", "start", "seed", "hold") + SUMMARY_PORTS
+PUBLIC = ("clk", "rst", "start", "seed", "hold") + SUMMARY_PORTS + BATCH_PORTS
 
 
 def _bits(values: np.ndarray, width: int) -> np.ndarray:
@@ -106,12 +126,24 @@ def expected_hex(config: RunConfig, tail: int = TAIL) -> str:
     return "\n".join(r.tobytes().hex()[-digits:] for r in packed) + "\n"
 
 
-def _top_text(config: RunConfig, width: int, fabric: str) -> str:
+@lru_cache(maxsize=8)
+def top_text(config: RunConfig, width: int, fabric: str | None = None) -> str:
+    """The fast top's Verilog: ``fabric`` (default the fabric of ``config``), ROM, log, wrapper."""
+    if fabric is None:
+        fabric = fabric_text(config, width)
     length = model_result(config).length
-    top = FastTop(config.n, config.sessions, width, length, TAIL)
-    lay = top.checker.layout
-    text = plain_internal_names(amaranth_verilog.convert(top, name=FAST_TOP, emit_src=False))
-    return (fabric + "\n" + rom_verilog(lay.width, top.checker.depth) + "\n"
+    lay = ExpectLayout(config.n, config.sessions)
+    # The wrapper does not depend on the fabric's text (an instance of it):
+    # one per size, sessions, width and L, kept like the fabric's text.
+    text = build_cache.cached_text(
+        f"pg-fast-top-n{config.n}-k{config.sessions}-w{width}-L{length}",
+        dict(kind="fast-top", n=config.n, sessions=config.sessions, width=width,
+             length=length, tail=TAIL), GENERATOR + ("pipegossip.sim",),
+        lambda: plain_internal_names(amaranth_verilog.convert(
+            FastTop(config.n, config.sessions, width, length, TAIL), name=FAST_TOP,
+            emit_src=False)),
+        build_root())
+    return (fabric + "\n" + rom_verilog(lay.width, length + TAIL + 1) + "\n" + log_verilog()
             + f"// fast-mode wrapper top: L={length}, tail={TAIL}\n" + text)
 
 
@@ -124,7 +156,7 @@ def build_fast(config: RunConfig, width: int = 8, *, fabric: str | None = None,
     ``config`` sets the expected trace's L (the checker's span); ``fabric``
     may be another text with the fabric's ports (:mod:`.fast_faults`).
     """
-    text = _top_text(config, width, fabric if fabric is not None else fabric_text(config, width))
+    text = top_text(config, width, fabric)
     recipe = recipe_for(config) if recipe is None else recipe
     return build_text(name or f"{config.slug}-w{width}-fast", text, FAST_TOP, config, width,
                       public=PUBLIC, simulator=simulator, recipe=recipe, root=root,
@@ -150,20 +182,49 @@ def fast_record(spec: RunSpec, n: int, s: dict, after_reset: bool, idle_rose: bo
                  summary=summary)
 
 
+def batch_items(runs: Sequence[RunSpec], batch: bool = True) -> list[dict]:
+    """The testbench's job items for ``runs``: single runs and hardware batches.
+
+    Consecutive runs that need nothing from Python (no ``hold``, no spurious
+    ``start``, no reset but before the first, the same idle cycles and
+    consecutive word seeds) form one batch the hardware drives
+    (:mod:`.fast_batch`); the others, or every run when ``batch`` is off, are
+    single items the testbench drives itself.
+    """
+    items: list[dict] = []
+    for r in runs:
+        seed = (r.word_seed or 0) & 0xFFFFFFFF
+        plain = batch and not r.hold and not r.spurious_start
+        last = items[-1] if items else None
+        if (plain and last is not None and "batch" in last and not r.reset
+                and r.idle == last["idle"]
+                and seed == (last["word_seed"] + last["batch"]) & 0xFFFFFFFF):
+            last["batch"] += 1
+            continue
+        item = dict(word_seed=seed, idle=r.idle, reset=r.reset, hold=r.hold,
+                    spurious_start=r.spurious_start)
+        if plain:
+            item["batch"] = 1
+        items.append(item)
+    return items
+
+
 def run_fast(b: Build, config: RunConfig, width: int, runs: Sequence[RunSpec],
-             wake: int | None = None) -> list[HwRun]:
+             wake: int | None = None, batch: bool = True) -> list[HwRun]:
     """Simulate ``runs`` on fast build ``b`` (judged by ``config``'s model); one record each.
 
-    ``wake``: cycles Python sleeps between looks at ``finished`` (default the
-    whole checked span, or ``$PIPEGOSSIP_FAST_WAKE``).
+    ``wake``: cycles Python sleeps between looks at ``finished`` in a single
+    run (default the whole checked span, or ``$PIPEGOSSIP_FAST_WAKE``).
+    ``batch``: let the hardware drive runs that need nothing from Python
+    (:func:`batch_items`); off, Python starts every run itself.
     """
     length = model_result(config).length
     wake = wake or int(os.environ.get("PIPEGOSSIP_FAST_WAKE", "0")) or None
-    job = dict(span=length + TAIL + 1, wake=wake, runs=[
-        dict(word_seed=r.word_seed or 0, idle=r.idle, reset=r.reset, hold=r.hold,
-             spurious_start=r.spurious_start) for r in runs])
+    job = dict(span=length + TAIL + 1, wake=wake, runs=batch_items(runs, batch))
     summaries = simulate_text(b, FAST_TOP, "pipegossip.sim.fast_testbench", job,
                               {EXPECT_FILE: expected_hex(config)}, FAST_JOB_ENV)
+    if len(summaries) != len(runs):
+        raise CosimError(f"the fast testbench reported {len(summaries)} runs of {len(runs)}")
     out, idle_before = [], 0
     for k, (spec, s) in enumerate(zip(runs, summaries)):
         after_reset = k == 0 or spec.reset
@@ -215,7 +276,7 @@ def fast_cosimulate(config: RunConfig, width: int = 8, word_seeds: Sequence[int]
     rerun : bool
         Repeat a failing run in the per-cycle mode for the exact report.
     recipe : Recipe, optional
-        Build recipe of the fast top (default :func:`recipe_for`).
+        Build recipe of the fast top (default :func:`recipe_for` the runs' cycles).
     """
     from .cosim import default_runs
     model_config = against or config
@@ -224,10 +285,12 @@ def fast_cosimulate(config: RunConfig, width: int = 8, word_seeds: Sequence[int]
     custom = fabric is not None  # a stand-in: the rerun builds the same text
     if fabric is None and against is not None:
         fabric = fabric_text(config, width)
-    b = build_fast(model_config, width, fabric=fabric, name=name, simulator=simulator,
-                   recipe=recipe, root=root, progress=progress)
     runs = list(runs) if runs is not None else default_runs(
         model_config, word_seeds, spurious_start=spurious_start)
+    if recipe is None:
+        recipe = recipe_for(model_config, run_cycles(model_config, runs))
+    b = build_fast(model_config, width, fabric=fabric, name=name, simulator=simulator,
+                   recipe=recipe, root=root, progress=progress)
     say = progress or (lambda msg: None)
     say(f"simulating {len(runs)} run(s) in fast mode on {simulator} ...")
     t0 = time.monotonic()

@@ -8,9 +8,13 @@ idle cycles, pulses ``start`` (and a spurious one when asked), then sleeps
 K cycles at a time until the checker's ``finished`` output is
 high (K defaults to the run's whole checked length, so one wake usually
 suffices; a ``Timer`` rather than ``ClockCycles``, which resumes Python at
-every edge), and reads the summary ports once. The job (JSON, the path in
-:data:`FAST_JOB_ENV`) lists the runs; the result is one summary dict per
-run, which :mod:`.fast_mode` turns into the trace record the judge takes.
+every edge), and reads the summary ports once. A *batch* item of the job
+is driven by the hardware instead (:mod:`.fast_batch`): Python sets the
+first word seed, the count and the idle cycles, pulses ``go``, sleeps
+until the batch must be over and reads the runs' summaries from the log
+file once at the end. The job (JSON, the path in :data:`FAST_JOB_ENV`)
+lists the items; the result is one summary dict per run, which
+:mod:`.fast_mode` turns into the trace record the judge takes.
 """
 
 from __future__ import annotations
@@ -23,9 +27,17 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
 
-from .fast_checker import SUMMARY_PORTS
+from .fast_ports import LOG_FILE, SUMMARY_PORTS, batch_cycles, parse_log
 
 __all__ = ["fast_runs", "FAST_JOB_ENV"]
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
 
 #: Environment variable naming the job file.
 FAST_JOB_ENV = "PIPEGOSSIP_FAST_JOB"
@@ -63,7 +75,8 @@ async def _one_run(dut, run: dict, span: int, wake: int) -> dict:
         await RisingEdge(dut.clk)
         dut.start.value = 0
         waited = spurious + 1
-    step = max(1, min(wake, span - waited))
+    # The top registers its inputs: the run's cycle 0 is the cycle after start.
+    step = max(1, min(wake, span - waited + 1))
     wakes = 0
     while True:
         await _cycles(dut, step)
@@ -82,24 +95,68 @@ async def _one_run(dut, run: dict, span: int, wake: int) -> dict:
     return out
 
 
+async def _batch(dut, item: dict, span: int) -> dict:
+    """One hardware batch (see :mod:`.fast_batch`); its summaries come from the log."""
+    count = item["batch"]
+    dut.seed.value = item["word_seed"] & 0xFFFFFFFF
+    dut.hold.value = 0
+    dut.count.value = count
+    dut.idle.value = max(0, item["idle"] - 1)
+    t0 = time.perf_counter()
+    dut.go.value = 1
+    await RisingEdge(dut.clk)
+    dut.go.value = 0
+    # Fault-free runs take exactly this long; a run that is not lasts at most
+    # 2 * span + 16 cycles more (the driver's limit).
+    await _cycles(dut, batch_cycles(count, max(0, item["idle"] - 1), span) + 2)
+    wakes = 1
+    await ReadOnly()
+    while int(dut.batch_busy.value):
+        await _cycles(dut, span)
+        wakes += 1
+        await ReadOnly()
+    await RisingEdge(dut.clk)
+    return dict(count=count, wall_seconds=time.perf_counter() - t0, wakes=wakes)
+
+
 @cocotb.test()
 async def fast_runs(dut) -> None:
     """Every run of the job, back to back; writes one summary per run."""
     with open(os.environ[FAST_JOB_ENV], encoding="utf-8") as f:
         job = json.load(f)
-    Clock(dut.clk, CLOCK_NS, unit="ns").start()
+    # The clock in C (cocotb's GPI clock), not a Python task waking twice a cycle.
+    Clock(dut.clk, CLOCK_NS, unit="ns", impl="gpi").start()
     dut.start.value = 0
     dut.seed.value = 0
     dut.hold.value = 0
+    dut.go.value = 0
+    dut.count.value = 0
+    dut.idle.value = 0
     span = job["span"]  # cycles 0 .. L + tail are checked
     wake = job.get("wake") or span
-    results = []
+    items = []
     for k, run in enumerate(job["runs"]):
         if k == 0 or run["reset"]:
             dut.rst.value = 1
             await ClockCycles(dut.clk, 2)
             dut.rst.value = 0
-        results.append(await _one_run(dut, run, span, wake))
+        if "batch" in run:
+            items.append(await _batch(dut, run, span))
+        else:
+            items.append(await _one_run(dut, run, span, wake))
+    results = []
+    logged = iter(parse_log(_read(LOG_FILE)))
+    for item in items:
+        if "count" not in item:
+            results.append(item)
+            continue
+        for _ in range(item["count"]):
+            s = next(logged, None)
+            if s is None:
+                break  # reported by the caller as runs missing
+            s.update(wall_seconds=item["wall_seconds"] / item["count"],
+                     wakes=item["wakes"] / item["count"])
+            results.append(s)
     tmp = job["result_path"] + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(results, f)

@@ -43,13 +43,15 @@ from .toolchain import ToolchainError, fst_headers_available, iverilog_available
 from .waves import dump_path, staged_dump
 
 __all__ = ["SIMULATORS", "TOP", "CosimError", "UnsupportedConfig", "Build", "Progress",
-           "generate_verilog", "build", "run_build"]
+           "generate_verilog", "fabric_verilog", "build", "run_build", "GENERATOR"]
 
 SIMULATORS = ("verilator", "icarus")
 #: Name of the fabric's Verilog module.
 TOP = "pipegossip_fabric"
 
 Progress = Callable[[str], None]
+#: The packages whose sources make the fabric's Verilog (part of the text cache's key).
+GENERATOR = ("pipegossip.hw", "pipegossip.model")
 
 
 class CosimError(RuntimeError):
@@ -82,6 +84,21 @@ def generate_verilog(config: RunConfig, width: int = 8) -> str:
         raise UnsupportedConfig(f"the hardware does not support {config.slug}: {e}") from None
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
+
+
+def fabric_verilog(config: RunConfig, width: int = 8, root: Path | None = None) -> str:
+    """:func:`generate_verilog` through the generated-text cache.
+
+    Kept in ``<root>/_verilog/`` (:func:`.build_cache.cached_text`, default
+    root :func:`~pipegossip.sim.paths.build_root`), keyed by the configuration,
+    the width and every source of :data:`GENERATOR`: a second build of the
+    same fabric (the other mode, another recipe, a warm test run finding its
+    build) does not elaborate it again.
+    """
+    return build_cache.cached_text(
+        f"{config.slug}-w{width}", dict(kind="fabric", config=config.to_json(), width=width),
+        GENERATOR, lambda: generate_verilog(config, width),
+        build_root() if root is None else Path(root))
 
 
 @dataclass
@@ -139,7 +156,7 @@ def _check_build_options(simulator: str, trace: str | None) -> None:
 def build(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
           trace: str | None = None, root: Path | None = None,
           progress: Progress | None = None, force: bool = False,
-          recipe: Recipe = DEFAULT_RECIPE) -> Build:
+          recipe: Recipe = DEFAULT_RECIPE, verilog: str | None = None) -> Build:
     """Compile the fabric of ``config`` (or reuse an identical earlier build).
 
     Parameters
@@ -153,6 +170,9 @@ def build(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
         Verilator build options.
     force : bool
         Rebuild even when a finished build exists (used by the benchmark).
+    verilog : str, optional
+        The fabric's Verilog when the caller has it already (default
+        :func:`fabric_verilog` of ``config`` and ``width``).
 
     Notes
     -----
@@ -165,7 +185,7 @@ def build(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
         trace = "icarus"  # one build dumps VCD or FST, chosen at run time
     say = progress or (lambda msg: None)
     root = build_root() if root is None else Path(root)
-    verilog = generate_verilog(config, width)
+    verilog = fabric_verilog(config, width, root) if verilog is None else verilog
     key = build_cache.build_key(verilog, dict(
         simulator=simulator, trace=trace,
         recipe=asdict(recipe) if simulator == "verilator" else None))

@@ -26,8 +26,8 @@ from pipegossip.sim.record import HwRun
 from pipegossip.sim.runner import run_build
 from pipegossip.sim.simulators import DEFAULT_RECIPE
 
-#: The tests check logic, not speed: the cheaper build recipe (the fast mode's
-#: own for these small N; fast_mode.FAST_RECIPE is for N >= 16).
+#: The tests check logic, not speed: one fixed recipe (the per-cycle mode's),
+#: independent of the fast mode's choice (fast_mode.recipe_for).
 CHEAP = DEFAULT_RECIPE
 
 
