@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["MARKER", "OutputError", "atomic_output", "atomic_write", "atomic_directory",
-           "check_output_file", "check_output_dir"]
+           "check_output_file", "check_output_dir", "mark_output_dir"]
 
 #: Left in every folder pipegossip writes; lists the entries it wrote there.
 MARKER = ".pipegossip-output"
@@ -226,6 +226,19 @@ def check_output_dir(path: str | os.PathLike) -> Path:
     if not parent.is_dir() or not _can_create_in(parent):
         raise OutputError(f"cannot create {text!r}: {str(parent)!r} is not writable")
     return real
+
+
+def mark_output_dir(path: str | os.PathLike, names) -> None:
+    """Record ``names``, entries the tool wrote into folder ``path``, in its marker.
+
+    For outputs written into a folder file by file (sweep tables, build
+    folders reused by the next run): the entries listed by earlier runs are
+    kept, so :func:`check_output_dir` accepts the folder next time and
+    :func:`atomic_directory` would replace only what is listed.
+    """
+    real = Path(os.path.realpath(os.fspath(path)))
+    entries = sorted(set(_marked_entries(real) or []) | {str(n) for n in names} - {MARKER})
+    atomic_write(real / MARKER, json.dumps(entries) + "\n")
 
 
 def _remove(entry: Path) -> None:

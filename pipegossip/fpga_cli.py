@@ -14,17 +14,20 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from .cli import UsageError
-from .options import (add_config_arguments, checked_number, choice_list, config_from_args,
-                      decimal, int_list, positive_int, progress_printer, word_width,
-                      word_widths)
+from .cli import EXIT_INTERNAL, UsageError
+from .options import (FSM_OPTIONS, add_config_arguments, checked_number, choice_list,
+                      config_from_args, int_list, nonnegative_int, positive_int,
+                      progress_printer, refuse_given, word_width, word_widths)
+from .schedule_hw_cli import check_fabric_size
 from .sweep import SweepOptions, add_sweep_arguments, run_sweep
 from .sweep_cli import print_failures
 from .hw.fpga.compare import (DEFAULT_TARGETS, Target, compare_markdown, parse_targets,
                               run_compare, write_compare)
 from .hw.fpga.devices import BOARDS, DEVICES
 from .hw.fpga.flow import FABRICS, prepare, prepare_schedule, run_flow
-from .hw.fpga.outputs import check_output_dir, check_writable_folder
+from .files import check_output_dir as files_check_output_dir
+from .files import mark_output_dir
+from .hw.fpga.outputs import check_output_dir
 from .hw.fpga.reports import render_text
 from .hw.fpga.sweep import (FEATURES, SWEEP_NS, outcome_row, sort_rows, sweep_grid, sweep_jobs,
                          sweep_markdown, write_sweep)
@@ -38,8 +41,8 @@ SWEEP_TIMEOUT_S = 1800.0
 
 _mhz = checked_number(float, "a frequency in MHz", lambda v: 0 < v <= 1000,
                       "must be in (0, 1000] MHz, got {text!r}")
-_minutes = checked_number(float, "minutes", lambda v: not v < 0,
-                          "must be 0 (no limit) or more, got {text!r}")
+_minutes = checked_number(float, "minutes", lambda v: 0 <= v <= 7 * 24 * 60,
+                          "must be 0 (no limit) up to 10080 (a week), got {text!r}")
 
 
 @contextmanager
@@ -68,7 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report. Without "
         "--board the bare fabric is measured inside a registered two-pin boundary; with "
         "--board a self-checking top is built into a bitstream. Exit status 0 whenever a "
-        "report was produced (also when timing fails), 1 when a tool fails, 2 for bad input.")
+        "report was produced (also when timing fails), 2 for bad input, 3 when a tool fails "
+        "or is stopped by --timeout.")
     add_config_arguments(p)
     for action in p._actions:  # --fabric schedule takes no --order
         if action.dest == "order":
@@ -94,10 +98,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="timing constraint of a bare build (default 50 on iCE40, 100 on ECP5); "
                    "with --board, run the top from a PLL at this frequency "
                    "(default: the board's oscillator)")
-    p.add_argument("--pnr-seed", type=decimal, default=1, metavar="S",
+    p.add_argument("--pnr-seed", type=nonnegative_int, default=1, metavar="S",
                    help="nextpnr placement seed; default 1")
     p.add_argument("--timeout", type=_minutes, default=0, metavar="MIN",
-                   help="stop the tools after MIN minutes (exit status 1); default 0: no limit")
+                   help="stop the tools after MIN minutes (exit status 3); default 0: no limit")
     p.add_argument("--no-trace", action="store_true",
                    help="bare build: leave the trace outputs (action, peer, used, cycle) "
                    "unobserved, as a deployment that only consumes deliveries would")
@@ -124,7 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="word widths; default 8,32")
     s.add_argument("--features", type=choice_list(list(FEATURES)), default=list(FEATURES),
                    help=f"feature variants; default {','.join(FEATURES)}")
-    s.add_argument("--pnr-seed", type=decimal, default=1, metavar="S")
+    s.add_argument("--pnr-seed", type=nonnegative_int, default=1, metavar="S")
     s.add_argument("-o", "--output", default=None, metavar="DIR",
                    help="folder for sweep.csv, sweep.md and sweep.png; default STORE/fpga-sweep")
     s.add_argument("--quiet", action="store_true", help="no progress line on stderr")
@@ -141,7 +145,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "any, the pipelined run and cyclic-shift at N, rounded up to a power of two); then the "
         "time of one gossip on each (cycles / Fmax). Each build goes into a folder of its own "
         "in DIR and is reused while its design digest is unchanged; writes DIR/compare.md and "
-        "DIR/compare.json and prints the tables. Exit 1 if a build failed.")
+        "DIR/compare.json and prints the tables. Exit 3 if a build failed.")
     c.add_argument("--targets", type=_targets, default=None, metavar="DEVICE:N,...",
                    help="default " + ",".join(f"{d}:{n}" for d, n in DEFAULT_TARGETS))
     c.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
@@ -160,11 +164,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_compare)
 
 
-#: Options of the FSM fabric's build and their values when not given.
-_FSM_ONLY = (("--order", "order", None), ("--seed", "seed", None),
-             ("--receive", "receive", "ordered"), ("--substitute", "substitute", False),
-             ("--sessions", "sessions", 1), ("--channels", "channels", None),
-             ("--board", "board", None), ("--no-trace", "no_trace", False))
+#: Options of the FSM fabric's build beyond its configuration.
+_FSM_BUILD = (("--board", "board", None), ("--no-trace", "no_trace", False))
 
 
 def _targets(text: str) -> list[Target]:
@@ -177,41 +178,23 @@ def _targets(text: str) -> list[Target]:
 def _prepare_job(args: argparse.Namespace):
     """The build the options describe; UsageError for options of the other fabric."""
     if args.fabric == "schedule":
-        given = [flag for flag, key, unset in _FSM_ONLY if getattr(args, key) != unset]
-        if given:
-            raise UsageError(f"{', '.join(given)} {_apply(given)} to --fabric fsm only; the "
-                             "schedule fabric is sized by --n, --width, --depth, --slots and "
-                             "runs any schedule loaded at run time")
+        refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
+                     "to --fabric fsm only; the schedule fabric is sized by --n, --width, "
+                     "--depth, --slots and runs any schedule loaded at run time")
         depth = 64 if args.depth is None else args.depth
-        check_schedule_fabric(args.n, args.width, depth)
+        check_fabric_size(args.n, args.width, depth, args.slots or args.n,
+                          f"the schedule fabric for N={args.n:,}, width {args.width}, "
+                          f"depth {depth:,}")
         return prepare_schedule(args.n, args.width, depth, args.slots, device=args.device,
                                 clock_mhz=args.clock, pnr_seed=args.pnr_seed)
-    unused = [f for f, v in (("--depth", args.depth), ("--slots", args.slots)) if v is not None]
-    if unused:
-        raise UsageError(f"{', '.join(unused)} {_apply(unused)} to --fabric schedule only")
+    refuse_given(args, (("--depth", "depth", None), ("--slots", "slots", None)),
+                 "to --fabric schedule only")
     if args.order is None:
         raise UsageError("the following arguments are required: --order "
                          "(or --fabric schedule)")
     config = config_from_args(args)
     return prepare(config, args.width, device=args.device, board=args.board,
                    clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace)
-
-
-def _apply(flags: list[str]) -> str:
-    return "apply" if len(flags) > 1 else "applies"
-
-
-def check_schedule_fabric(n: int, width: int, depth: int) -> None:
-    """Refuse a schedule fabric over the ``fabric-bits`` budget before elaborating it.
-
-    The estimate is the one ``pipegossip verilog-schedule`` uses: the
-    crossbar (N x N x width) plus every node's program memory.
-    """
-    from .limits import check_budget
-
-    entry_bits = 3 * max(1, (max(n, 2) - 1).bit_length()) + 2
-    check_budget("fabric-bits", n * n * width + n * depth * entry_bits,
-                 f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
 
 
 def cmd_fpga(args: argparse.Namespace) -> int:
@@ -230,7 +213,7 @@ def cmd_fpga(args: argparse.Namespace) -> int:
             print("pipegossip fpga: end of the tool's log (nothing was written):",
                   file=sys.stderr)
             print("\n".join("  " + line for line in e.log.splitlines()), file=sys.stderr)
-        return 1
+        return EXIT_INTERNAL  # a failing tool is not a verdict
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
@@ -239,20 +222,26 @@ def cmd_fpga(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from .limits import check_fabric, check_model_memory
+    for n in args.ns or ():  # before the grid builds any orders
+        check_model_memory(n)
+        for width in args.widths or (8,):
+            check_fabric(n, width)
     points = sweep_grid(args.devices, args.ns, args.widths, args.features)
     options = SweepOptions.from_args(args)
-    # The table and plot's folder before the first build, so a bad -o costs nothing.
-    try:
-        if args.output is not None:
-            check_writable_folder(args.output)
-    except ValueError as e:
-        raise UsageError(f"fpga-sweep: {e}") from None
+    # The table and plot's folder before the first build, so a bad -o costs nothing;
+    # a folder of the user's own files is refused (files.check_output_dir).
+    if args.output is not None:
+        files_check_output_dir(args.output)
     run = run_sweep("fpga-sweep", sweep_jobs(points, args.pnr_seed), options,
                     progress=not args.quiet)
     rows = sort_rows([outcome_row(o) for o in run.outcomes], args.devices, args.features)
     out = Path(args.output) if args.output is not None else run.store.sweep_dir("fpga-sweep")
     write_sweep(rows, out)
-    files = [str(out / name) for name in ("sweep.csv", "sweep.md", "sweep.png")]
+    names = ("sweep.csv", "sweep.md", "sweep.png")
+    if args.output is not None:
+        mark_output_dir(out, names)
+    files = [str(out / name) for name in names]
     if args.format == "json":
         print(json.dumps({"sweep": "fpga-sweep", "rows": rows, "counts": run.counts,
                           "wall_seconds": round(run.wall_seconds, 3),
@@ -273,7 +262,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for t in targets:  # the golden model, the FSM crossbar, then the schedule fabric
         check_model_memory(t.n)
         check_fabric(t.n, args.width)
-        check_schedule_fabric(t.n, args.width, schedule_depth(t.n, args.width))
+        depth = schedule_depth(t.n, args.width)
+        check_fabric_size(t.n, args.width, depth, t.n,
+                          f"the schedule fabric for N={t.n:,}, width {args.width}, "
+                          f"depth {depth:,}")
+    out = files_check_output_dir(args.output)  # empty, new, or an earlier run's
+    before = {e.name for e in out.iterdir()} if out.is_dir() else set()
     progress = progress_printer("pipegossip fpga-compare", args.quiet)
     try:
         with _terminate_cleanly():
@@ -283,10 +277,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
     files = write_compare(result, args.output)
+    mark_output_dir(out, {e.name for e in out.iterdir()} - before)
     if args.format == "json":
         print(json.dumps(result, indent=2))
     else:
         print(compare_markdown(result), end="")
     progress(f"wrote {', '.join(str(f) for f in files)}")
     failed = [e for t in result["targets"] for b in t["builds"] for e in b["errors"]]
-    return 1 if failed else 0
+    return EXIT_INTERNAL if failed else 0

@@ -62,8 +62,9 @@ def _python() -> str:
 PG = [_python(), "-m", "pipegossip"]
 
 #: Classes a probe may expect.
-EXPECTS = ("refused", "verdict", "success", "output", "sigint", "sigterm")
-_EXIT = {"refused": 2, "verdict": 1, "success": 0, "output": 4, "sigint": 130, "sigterm": 143}
+EXPECTS = ("refused", "verdict", "success", "tool", "output", "sigint", "sigterm")
+_EXIT = {"refused": 2, "verdict": 1, "success": 0, "tool": 3, "output": 4, "sigint": 130,
+         "sigterm": 143}
 
 #: Hidden names pipegossip leaves on purpose (markers, the build cache's locks).
 ALLOWED_HIDDEN = {".pipegossip-output", ".pipegossip-store", ".locks"}
@@ -741,8 +742,8 @@ def _special() -> list[Probe]:
       heavy=True, timeout=300)
     p("cosim/schedule-success-n4", ["cosim", "--schedule", "sched.json", "--quiet"], "success",
       heavy=True, timeout=300)
-    # fpga --help: "1 when a tool fails" (a stopped tool is a failed build)
-    p("fpga/timeout-tiny", ["fpga", *CFG, "-o", "f", "--timeout", "0.01", "--quiet"], "verdict",
+    # fpga --help: "3 when a tool fails" (a stopped tool is a failed build, not a verdict)
+    p("fpga/timeout-tiny", ["fpga", *CFG, "-o", "f", "--timeout", "0.01", "--quiet"], "tool",
       heavy=True, timeout=120)
     p("schedule/a-negative", ["schedule", "matching", "--topology", "mesh", "--a", "-3", "--b",
                               "3"], "refused")
@@ -1070,9 +1071,11 @@ def run_all(probes: list[Probe], jobs: int = 2, base: Path | None = None,
     return results
 
 
-COUNT_CLASSES = ("refused", "verdict", "success", "output", "sigint", "sigterm", "traceback",
+COUNT_CLASSES = ("refused", "verdict", "success", "tool", "output", "sigint", "sigterm",
+                 "traceback",
                  "hang", "data touched", "temp left", "fail")
 _LABEL = {"refused": "refused cleanly", "output": "output failure (exit 4)",
+          "tool": "tool failed (exit 3)",
           "sigint": "interrupted (130)", "sigterm": "terminated (143)",
           "fail": "wrong exit / message"}
 

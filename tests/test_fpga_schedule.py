@@ -119,8 +119,28 @@ def test_compare_refuses_a_folder_it_may_not_fill(tmp_path, capsys):
     keep.mkdir()
     (keep / "notes.txt").write_text("mine")
     line = refused(capsys, "fpga-compare", "--targets", "ecp5-25k:4", "-o", str(tmp_path / "c"))
-    assert "refusing to replace" in line
+    assert "not written by pipegossip" in line
     assert (keep / "notes.txt").read_text() == "mine"
+    # A folder of the user's files next to nothing of ours: refused too (hostile probe).
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "thesis.tex").write_text("x")
+    line = refused(capsys, "fpga-compare", "-o", str(tmp_path / "d"))
+    assert "not written by pipegossip" in line
+    line = refused(capsys, "fpga-sweep", "--n", "4", "--workers", "0", "-o", str(tmp_path / "d"))
+    assert "not written by pipegossip" in line
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["thesis.tex"]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["fpga", "--n", "4", "--order", "identity", "-o", "x", "--timeout", "nan"], "a week"),
+    (["fpga-compare", "-o", "x", "--timeout", "inf"], "a week"),
+    (["fpga", "--n", "4", "--order", "identity", "-o", "x", "--pnr-seed", "-1"], "at least 0"),
+    (["fpga-sweep", "--n", "100000", "--workers", "0"], "to raise it"),
+])
+def test_hostile_numbers_refused_before_any_build(tmp_path, monkeypatch, capsys, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    assert needle in refused(capsys, *argv)
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("n", [4, 8, 16])
@@ -189,13 +209,13 @@ def test_compare_times_each_gossip_from_the_builds_and_reuses_them(tmp_path, mon
     assert len(calls) == 3
 
 
-def test_a_failed_build_is_a_row_and_exit_1(tmp_path, monkeypatch, capsys):
+def test_a_failed_build_is_a_row_and_exit_3(tmp_path, monkeypatch, capsys):
     calls = []
     monkeypatch.setattr(compare, "run_flow",
                         _fake_flow({"fsm": 9.0, "schedule": 19.0}, calls, fail="schedule"))
     status = main(["fpga-compare", "--targets", "ice40-up5k:4", "--width", "4", "--quiet",
                    "--format", "json", "-o", str(tmp_path)])
-    assert status == 1
+    assert status == 3  # a failing tool, never a verdict
     result = json.loads(capsys.readouterr().out)
     assert result == json.loads((tmp_path / "compare.json").read_text())
     t = result["targets"][0]

@@ -38,7 +38,9 @@ def test_the_quick_subset_has_one_probe_of_each_class(catalogue):
     quick = hp.select(catalogue, quick=True)
     assert {p.id for p in quick} == set(hp.quick_ids()), "a quick id names no probe"
     assert not any(p.heavy for p in quick)
-    assert {p.expect for p in quick} == set(hp.EXPECTS)
+    # A failing tool (exit 3) takes a real build: only heavy probes reach it.
+    assert {p.expect for p in quick} == set(hp.EXPECTS) - {"tool"}
+    assert any(p.expect == "tool" for p in catalogue)
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -84,8 +86,20 @@ def _run_tool(argv: Sequence[str], cwd: Path, log: Path, label: str, kind: str,
     start = time.monotonic()
     progress(f"{label}: started")
     out_path = cwd / (log.name + ".out")
+    # The YoWASP tools unpack into $TMPDIR; a private one inside the build
+    # folder goes with the tool however it ends (time-out, Ctrl-C, SIGTERM).
+    tmp = tempfile.mkdtemp(prefix=".tool-tmp.", dir=cwd)
+    env = dict(os.environ, TMPDIR=tmp, TEMP=tmp, TMP=tmp)
+    try:
+        return _watch_tool(argv, cwd, log, label, kind, progress, deadline, start, out_path, env)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _watch_tool(argv, cwd, log, label, kind, progress, deadline, start, out_path, env) -> float:
     with open(out_path, "wb") as out:
-        proc = subprocess.Popen(list(argv), cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(list(argv), cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                env=env)
         seen_phases: set[str] = set()
         position = 0
         last_note = start
