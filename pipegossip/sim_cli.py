@@ -23,7 +23,7 @@ from .model.metrics import Metrics
 from .limits import check_budget, check_fabric, check_model_memory
 from .model.engine import simulate
 from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, decimal,
-                      positive_int, progress_printer, refuse_given, word_width)
+                      nonnegative_int, positive_int, progress_printer, refuse_given, word_width)
 from .sim.cosim import CosimResult, cosimulate
 from .sim.judge import model_result
 from .sim.runner import SIMULATORS, CosimError
@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
                    "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--word-seed", type=decimal, default=0, metavar="S",
+    p.add_argument("--word-seed", type=nonnegative_int, default=0, metavar="S",
                    help="seed of the tagged words; default 0")
     p.add_argument("--runs", type=positive_int, default=1, metavar="R",
                    help="R runs back to back in one simulation, word seeds S..S+R-1; default 1")
@@ -358,10 +358,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     from .sim.bench import bench_one, bench_regression, bench_workload
 
+    if not args.n and not args.regression:
+        raise ConfigError("--n without sizes times nothing: give sizes, or add --regression")
     for n in args.n:
         if n < 2:
             raise ConfigError(f"N must be at least 2, got {n}")
         check_fabric(n, args.width)
+        # The records kept for the judge, as cmd_cosim estimates them.
+        per_trace_run = (pipelined_length(n) + 16) * n * 100
+        check_budget("memory", (64 << 20) + args.runs * per_trace_run + args.fast_runs * 4096,
+                     f"{args.runs:,} trace-mode and {args.fast_runs:,} fast-mode runs at N={n}")
     recipes = [Recipe()]
     if args.recipes == "compare":
         recipes += [Recipe(public="all", opt_fast="-Os", split=True, optimize=True),  # stock

@@ -123,6 +123,10 @@ def test_new_commands_refuse_huge_sizes_at_once(tmp_path, monkeypatch, capsys, a
     (["cosim-schedule", "s.json", "--seed", "-1"], "must be at least 0"),
     (["prove", "--schedule-family", "cyclic-shift", "--n", "3", "--depth", "100000000"],
      "must be 1..10,000"),
+    (["cosim", "--n", "4", "--order", "identity", "--word-seed", "-1"], "must be at least 0"),
+    (["cosim-bench", "--n"], "times nothing"),
+    (["cosim-bench", "--n", "8", "--runs", "1000000000000"], "to raise it"),
+    (["cosim-bench", "--n", "8", "--fast-runs", "1000000000000"], "to raise it"),
 ])
 def test_schedule_fabric_depths_and_seeds_refused_at_once(tmp_path, monkeypatch, capsys, args,
                                                            needle):
