@@ -232,7 +232,7 @@ cmd("run", CFG, CFG_NUMBERS, inputs=[("opt:--order", "orders")], out=("file", "-
     stdout=True, huge=[["--n", "1000000"], ["--n", "4", "--sessions", "100000000"],
                        ["--n", "3000", "--order", "pipelined"]],
     choices=["--receive", "--format"],
-    long=["--n", "3000", "--order", "pipelined", "--no-table"])
+    long=["--n", "3000", "--order", "identity", "--no-table"])
 cmd("plot", ["utilization", *CFG, "-o", "u.png"], [("--n", "positive")],
     inputs=[("opt:--order", "orders")], out=("file", "-o"), huge=[["--n", "1000000"]])
 cmd("table8", ["--max-n", "8"], [("--max-n", "positive")], stdout=True,
