@@ -241,7 +241,7 @@ cmd("bench", ["--case", "nonexistent-case"], [], cheap=False, choices=["--case"]
 cmd("conjecture21", ["--max-n", "8", "--workers", "0"],
     [("--max-n", "positive"), ("--workers", "nonneg"), ("--timeout", "float")],
     out=("dir", "--store"), stdout=True, huge=[["--max-n", "99999999999"]],
-    choices=["--format"], long=["--max-n", "2048", "--workers", "0", "--no-cache"])
+    choices=["--format"], long=["--max-n", "16384", "--workers", "0", "--no-cache"])
 cmd("cosim-sweep", ["--n", "4", "--orders", "identity", "--workers", "0"],
     [("--n", "list"), ("--sessions", "list"), ("--word-seeds", "list"), ("--width", "positive"),
      ("--workers", "nonneg"), ("--timeout", "float")],
