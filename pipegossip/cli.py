@@ -93,8 +93,15 @@ def _command_name(argv: list[str]) -> str:
     return "pipegossip"
 
 
+#: Set once SIGTERM arrived: a tool killed by the same signal (the process
+#: group's) may make the command end as a tool failure first; it still
+#: exits as terminated.
+_terminated = threading.Event()
+
+
 def _terminate(signum, frame):
     # SIGTERM unwinds like Ctrl-C, so every `finally` removes its temporaries.
+    _terminated.set()
     raise SystemExit(EXIT_TERMINATED)
 
 
@@ -144,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         _writable_tool_cache()
         args = build_parser().parse_args(argv)
         status = int(args.func(args) or 0)
+        if _terminated.is_set():  # a tool killed by the same SIGTERM failed first
+            print(f"{where}: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         sys.stdout.flush()
         return status
     except UsageError as e:
@@ -171,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{where}: error:{_named(e)} {e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as e:  # noqa: BLE001 - the one place a crash becomes one line
+        if _terminated.is_set():
+            print(f"{where}: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         return _internal(where, e, debug)
 
 

@@ -33,6 +33,8 @@ for every call.
 from __future__ import annotations
 
 import contextlib
+import shutil
+import tempfile
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -158,10 +160,19 @@ def build_verilator(*, top: str, sources: Sequence[Path], build_dir: Path, log: 
     from cocotb_tools.runner import get_runner
 
     runner = get_runner("verilator")
-    with environment(make_environment(runtime, recipe.make_variables())):
-        runner.build(hdl_toplevel=top, sources=list(sources), build_dir=build_dir,
-                     build_args=recipe.verilator_args(trace), waves=trace is not None,
-                     log_file=log, always=True)
+    # The C++ compiler's temporaries go into the build folder, not $TMPDIR: a
+    # compile killed mid-way (SIGTERM to the group) leaves them where the
+    # build folder's own clean-up removes them.
+    Path(build_dir).mkdir(parents=True, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".cc-tmp.", dir=build_dir)
+    env = dict(make_environment(runtime, recipe.make_variables()), TMPDIR=tmp)
+    try:
+        with environment(env):
+            runner.build(hdl_toplevel=top, sources=list(sources), build_dir=build_dir,
+                         build_args=recipe.verilator_args(trace), waves=trace is not None,
+                         log_file=log, always=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def build_icarus(*, top: str, sources: Sequence[Path], build_dir: Path, log: Path) -> None:

@@ -347,7 +347,7 @@ cmd("prove", ["--n", "3", "--depth", "2", "--timeout", "30", "--quiet"],
      ("--sessions", "positive")],
     inputs=[("opt:--order", "orders")], out=("dir", "-o"), cheap=False, heavy=True,
     huge=[["--n", "100000"], ["--depth", "100000000"]], choices=["--mode", "--mutate"],
-    long=["--n", "6", "--order", "pipelined", "--quiet"])
+    long=["--schedule-family", "one-factor", "--n", "6", "--quiet"])
 cmd("prove-sweep", ["--sizes", "3", "--orders", "identity", "--no-resolver", "--depth", "2"],
     [("--sizes", "list"), ("--resolver-sizes", "list"), ("--depth", "positive"),
      ("--timeout", "positive")],
