@@ -232,3 +232,18 @@ def test_references_check_needs_a_folder(tmp_path, capsys):
     for where in (tmp_path / "afile", tmp_path / "missing", "/dev/null"):
         assert cli.main(["references", "--check", "-o", str(where)]) == cli.EXIT_USAGE
         assert "is not a folder" in capsys.readouterr().err
+
+
+def test_sigterm_while_a_tool_fails_first_still_exits_143(monkeypatch, capsys):
+    """Hostile probe: SIGTERM to the group killed the C++ compiler, the build
+    failure was reported first and the command exited 3 (a tool failure)."""
+    def killed_build(args):
+        try:
+            cli._terminate(None, None)  # the handler, as the signal would run it
+        except SystemExit:
+            pass  # swallowed by a tool runner, as cocotb's does on a failed command
+        return 3
+    monkeypatch.setattr("pipegossip.hw_cli.cmd_verilog", killed_build)
+    monkeypatch.setattr(cli, "_terminated", cli.threading.Event())
+    assert cli.main(["verilog", "--n", "4", "--order", "identity"]) == 143
+    assert capsys.readouterr().err.strip().endswith("terminated")
