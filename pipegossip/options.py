@@ -127,14 +127,6 @@ def finite_float(text: str) -> float:
     return value
 
 
-def nonnegative_int(text: str) -> int:
-    """argparse type: an integer >= 0 (seeds), refused with the bad value quoted."""
-    value = decimal(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
-
-
 def bounded_int(minimum: int, maximum: int, what: str) -> Callable[[str], int]:
     """argparse type: an integer in ``minimum..maximum``; ``what`` names the bound's reason."""
     def convert(text: str) -> int:
@@ -146,12 +138,19 @@ def bounded_int(minimum: int, maximum: int, what: str) -> Callable[[str], int]:
     return convert
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1, refused with the bad value quoted."""
-    value = decimal(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def at_least(minimum: int) -> Callable[[str], int]:
+    """argparse type: an integer >= ``minimum``, refused with the bad value quoted."""
+    def convert(text: str) -> int:
+        value = decimal(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+    return convert
+
+
+#: argparse types: an integer >= 1 (sizes, counts) and >= 0 (seeds).
+positive_int = at_least(1)
+nonnegative_int = at_least(0)
 
 
 def add_config_arguments(parser: argparse.ArgumentParser, *, n_default: int | None = None,
