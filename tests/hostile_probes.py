@@ -218,10 +218,10 @@ COMMANDS: dict[str, dict] = {}
 
 
 def cmd(name, base, numbers=(), inputs=(), out=None, stdout=False, cheap=True, huge=(),
-        choices=(), heavy=False, long=None, timeout=DEFAULT_TIMEOUT):
+        choices=(), heavy=False, long=None, timeout=DEFAULT_TIMEOUT, signal_at=4.0):
     COMMANDS[name] = dict(base=list(base), numbers=list(numbers), inputs=list(inputs), out=out,
                           stdout=stdout, cheap=cheap, huge=list(huge), choices=list(choices),
-                          heavy=heavy, long=long, timeout=timeout)
+                          heavy=heavy, long=long, timeout=timeout, signal_at=signal_at)
 
 
 CFG = ["--n", "4", "--order", "identity"]
@@ -236,7 +236,8 @@ cmd("run", CFG, CFG_NUMBERS, inputs=[("opt:--order", "orders")], out=("file", "-
 cmd("plot", ["utilization", *CFG, "-o", "u.png"], [("--n", "positive")],
     inputs=[("opt:--order", "orders")], out=("file", "-o"), huge=[["--n", "1000000"]])
 cmd("table8", ["--max-n", "8"], [("--max-n", "positive")], stdout=True,
-    huge=[["--max-n", "100000000"]], long=["--max-n", "2048"])
+    huge=[["--max-n", "100000000"]], long=["--max-n", "2048"],
+    signal_at=1.0)  # the whole table takes about 3 s on an idle machine
 cmd("bench", ["--case", "nonexistent-case"], [], cheap=False, choices=["--case"])
 cmd("conjecture21", ["--max-n", "8", "--workers", "0"],
     [("--max-n", "positive"), ("--workers", "nonneg"), ("--timeout", "float")],
@@ -589,7 +590,8 @@ def catalogue() -> list[Probe]:
             for sig, exp in ((signal.SIGINT, "sigint"), (signal.SIGTERM, "sigterm")):
                 probes.append(Probe(id=f"{name}/{exp}-mid-run", command=real,
                                     argv=argv,
-                                    expect=exp, signal=(sig, 4.0), heavy=spec["heavy"],
+                                    expect=exp, signal=(sig, spec["signal_at"]),
+                                    heavy=spec["heavy"],
                                     timeout=spec["timeout"]))
     probes += _special()
     _mark_quick(probes)
