@@ -92,7 +92,9 @@ def _working_in(folder):
 def test_timeout_stops_every_tool_and_is_not_a_pass(tmp_path):
     import time
 
-    rc, [r] = _prove(tmp_path, "--n", "3", "--order", "identity", "--timeout", "1")
+    # A proof that takes far longer than 1 s even on an idle machine (N=3
+    # identity finished within the second there and passed).
+    rc, [r] = _prove(tmp_path, "--schedule-family", "one-factor", "--n", "6", "--timeout", "1")
     assert rc == 1 and r["result"] == "TIMEOUT"
     for _ in range(80):  # a killed process leaves /proc a moment later (longer when busy)
         if not _working_in(tmp_path):
