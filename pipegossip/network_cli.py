@@ -18,7 +18,12 @@ from importlib import resources
 
 from .cli import UsageError
 from .model.errors import FormatError
-from .options import decimal, finite_float
+from .options import bounded_int, decimal, finite_float
+
+# Each multiplies the heuristic's work: bounded so a typo cannot run for days.
+_TRIES = bounded_int(1, 1000, "tie orders tried")
+_CANDIDATES = bounded_int(1, 64, "matchings compared per round")
+_LOOKAHEAD = bounded_int(0, 8, "rounds looked ahead")
 
 __all__ = ["register", "NETWORK_ALGORITHMS", "add_network_arguments", "network_schedule",
            "paper_tables", "build_topology", "bench_case"]
@@ -61,7 +66,7 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
                    help="matching: linear-cost model with this tau (default: unit cost)")
     g.add_argument("--colors", default=None, metavar="STRING",
                    help="coloring: expand this colour string (default: search for one)")
-    g.add_argument("--lookahead", type=decimal, default=0, metavar="L",
+    g.add_argument("--lookahead", type=_LOOKAHEAD, default=0, metavar="L",
                    help="matching: rounds of look-ahead (default 0)")
     g.add_argument("--weights", choices=("bfs", "potential"), default="bfs",
                    help="matching: edge weights (default bfs)")
@@ -71,10 +76,10 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--num-exp", type=finite_float, default=None,
                    help="matching: the paper's Num_Exp, an even split over bce_v (default: "
                    "split by shortest paths)")
-    g.add_argument("--tries", type=decimal, default=1,
+    g.add_argument("--tries", type=_TRIES, default=1,
                    help="matching: best of this many tie orders (natural, then random from "
                    "--seed); default 1")
-    g.add_argument("--candidates", type=decimal, default=4,
+    g.add_argument("--candidates", type=_CANDIDATES, default=4,
                    help="matching: matchings compared per round with --lookahead; default 4")
 
 
@@ -214,9 +219,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="table3/4/5: only these settings, named as in the setting column "
                    "(e.g. 'bfs de=2,bce ne=0 de=2,potential'); default all nine (table3: "
                    "'bfs de=2')")
-    p.add_argument("--tries", type=decimal, default=1,
+    p.add_argument("--tries", type=_TRIES, default=1,
                    help="table3/4/5: tie orders per setting (schedule matching --tries)")
-    p.add_argument("--lookahead", type=decimal, default=0, metavar="L",
+    p.add_argument("--lookahead", type=_LOOKAHEAD, default=0, metavar="L",
                    help="table4/table5: look-ahead rounds for every setting; default 0")
     p.add_argument("--exact", action="store_true",
                    help="table3: exact (blossom) matching instead of greedy (hours)")

@@ -131,6 +131,9 @@ def test_network_bench_runs(capsys):
     (["network-table", "table6", "--max-k", "\uff19"], "--max-k: expected an integer"),
     (["schedule", "matching", "--topology", "mesh", "--a", "1_0", "--b", "4"],
      "--a: expected an integer"),
+    (["schedule", "matching", "--topology", "mesh", "--a", "4", "--b", "4", "--tries",
+      "100000000"], "must be 1..1,000"),
+    (["network-table", "table5", "--lookahead", "99"], "must be 0..8"),
 ])
 def test_numbers_are_plain_and_finite(capsys, argv, needle):
     """Hostile probes: inf, nan and full-width digits used to be accepted (and run)."""
