@@ -1,4 +1,4 @@
-"""Test helper: run a script once against a purely combinational component."""
+"""Test helpers: run a script against a combinational component, or a clocked testbench."""
 
 from amaranth.sim import Simulator
 
@@ -11,5 +11,13 @@ def settle(dut, script) -> None:
     async def bench(ctx):
         script(ctx)
 
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def run_clocked(dut, bench) -> None:
+    """Run the async testbench ``bench`` against ``dut`` with a 1 MHz ``sync`` clock."""
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()

@@ -2,17 +2,14 @@
 """Amaranth-simulator unit tests of the schedule node and the crossbar it uses."""
 
 from amaranth.sim import Simulator
+from combinational import run_clocked
 
 from pipegossip.hw.crossbar import Crossbar
 from pipegossip.hw.schedule.node import ScheduleNode
 from pipegossip.model.schedules.program import EntryLayout
 
 
-def _run(dut, bench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+_run = run_clocked
 
 
 def test_node_sends_receives_stores_and_combines():

@@ -3,7 +3,7 @@
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
+from combinational import run_clocked
 
 from pipegossip.hw.schedule import LATENCY, LoadKind, ScheduleFabric
 from pipegossip.hw.schedule.load import load_writes, stream_writes
@@ -16,11 +16,7 @@ from pipegossip.sim.judge_schedule import judge_schedule, port_figures
 from pipegossip.sim.schedule_cosim import job_for, run_programs_amaranth
 
 
-def _run(dut, bench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+_run = run_clocked
 
 
 def test_node_item_write_while_running_lands_and_a_clash_with_a_receive_loses():
