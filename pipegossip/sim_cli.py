@@ -111,9 +111,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--width", type=word_width, default=8, metavar="W")
     b.add_argument("--runs", type=positive_int, default=20, metavar="R",
                    help="back-to-back runs simulated per build in trace mode; default 20")
-    b.add_argument("--fast-runs", type=positive_int, default=5000, metavar="R",
-                   help="back-to-back runs in fast mode (batched in the hardware); default "
-                   "5000")
+    b.add_argument("--fast-cycles", type=positive_int, default=3_000_000, metavar="C",
+                   help="fast mode: back-to-back runs (batched in the hardware) of about C "
+                   "cycles in all at each N; default 3000000 (the build recipe follows the "
+                   "length, as in cosim: C++ -O2 from 3000000 cycles on)")
+    b.add_argument("--fast-runs", type=positive_int, default=None, metavar="R",
+                   help="fast mode: exactly R back-to-back runs instead of --fast-cycles")
     b.add_argument("--no-batch", action="store_true",
                    help="fast mode: Python starts every run (no hardware batches)")
     b.add_argument("--modes", nargs="+", choices=("trace", "fast"), default=["trace", "fast"],
@@ -353,6 +356,17 @@ def cmd_throughput(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _fast_runs(args: argparse.Namespace, n: int) -> int:
+    """Fast-mode runs at ``n``: ``--fast-runs``, or as many as fill ``--fast-cycles``."""
+    if args.fast_runs is not None:
+        return args.fast_runs
+    from .sim.cosim import default_runs
+    from .sim.fast_mode import run_cycles
+    config = RunConfig.family(n, "pipelined")
+    per_run = run_cycles(config, default_runs(config, [0, 1])[1:])  # a run after the first
+    return max(1, -(-args.fast_cycles // per_run))
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     import os
 
@@ -366,12 +380,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         check_fabric(n, args.width)
         # The records kept for the judge, as cmd_cosim estimates them.
         per_trace_run = (pipelined_length(n) + 16) * n * 100
-        check_budget("memory", (64 << 20) + args.runs * per_trace_run + args.fast_runs * 4096,
-                     f"{args.runs:,} trace-mode and {args.fast_runs:,} fast-mode runs at N={n}")
+        fast_runs = _fast_runs(args, n)
+        check_budget("memory", (64 << 20) + args.runs * per_trace_run + fast_runs * 4096,
+                     f"{args.runs:,} trace-mode and {fast_runs:,} fast-mode runs at N={n}")
     recipes = [Recipe()]
     if args.recipes == "compare":
-        recipes += [Recipe(public="all", opt_fast="-Os", split=True, optimize=True),  # stock
-                    Recipe(public="all", optimize=True), Recipe(optimize=True),
+        recipes += [Recipe(public="all", opt_fast="-Os", split=True),  # cocotb's stock
+                    Recipe(public="all"), Recipe(optimize=False),  # Verilator -O0: the old default
                     Recipe(opt_fast="-O1")]
     say = progress_printer("cosim", args.quiet)
     text = args.format == "text"
@@ -384,7 +399,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 for mode in args.modes:
                     if mode == "fast" and recipe != Recipe():
                         continue  # the fast mode has its own recipes (fast_mode.recipe_for)
-                    runs = args.fast_runs if mode == "fast" else args.runs
+                    runs = _fast_runs(args, n) if mode == "fast" else args.runs
                     points.append(bench_one(RunConfig.family(n, "pipelined"), args.width, runs,
                                             recipe, progress=say, mode=mode,
                                             batch=not args.no_batch))

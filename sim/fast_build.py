@@ -25,13 +25,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..files import atomic_write
+from ..hw.ports import ports
 from ..model.config import RunConfig
 from . import build_cache, verilator_runtime
 from .paths import build_root
 from .runner import TOP, Build, CosimError, Progress, _cached_build, _check_build_options, \
     _tail, _use_verilator, fabric_verilog
 from .scratch import scratch, sweep
-from .simulators import DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, ports_vlt, \
+from .simulators import DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, table_vlt, \
     run_simulator
 
 __all__ = ["fabric_text", "build_text", "simulate_text"]
@@ -44,7 +45,7 @@ def fabric_text(config: RunConfig, width: int) -> str:
 
 
 def build_text(name: str, verilog: str, top: str, config: RunConfig, width: int, *,
-               public: Sequence[str], simulator: str = "verilator",
+               vlt: str, simulator: str = "verilator",
                recipe: Recipe = DEFAULT_RECIPE, root: Path | None = None,
                progress: Progress | None = None, force: bool = False) -> Build:
     """Compile ``verilog`` with top module ``top`` (or reuse an identical build).
@@ -53,9 +54,9 @@ def build_text(name: str, verilog: str, top: str, config: RunConfig, width: int,
     ----------
     name : str
         Readable part of the cache folder's name (the key follows it).
-    public : sequence of str
-        Verilator name patterns of ``top`` made visible to cocotb
-        (:func:`~.simulators.ports_vlt`); nothing else is.
+    vlt : str
+        The Verilator control file naming the ports of ``top`` cocotb sees
+        (:func:`~.simulators.ports_vlt`); nothing else is visible.
     force : bool
         Rebuild even when a finished build exists (the benchmark).
     """
@@ -64,7 +65,7 @@ def build_text(name: str, verilog: str, top: str, config: RunConfig, width: int,
     root = build_root() if root is None else Path(root)
     trace = "icarus" if simulator == "icarus" else None
     key = build_cache.build_key(verilog, dict(
-        simulator=simulator, top=top, public=list(public),
+        simulator=simulator, top=top, vlt=vlt,
         recipe=asdict(recipe) if simulator == "verilator" else None))
     directory = root / f"{name}-{key}"
     vfile = directory / f"{top}.v"
@@ -77,8 +78,8 @@ def build_text(name: str, verilog: str, top: str, config: RunConfig, width: int,
             if simulator == "verilator":
                 _use_verilator()
                 runtime = verilator_runtime.cached(None)
-                vlt = atomic_write(tmp / "ports.vlt", ports_vlt(top, public))
-                build_verilator(top=top, sources=[vlt, source], build_dir=tmp, log=log,
+                control = atomic_write(tmp / "ports.vlt", vlt)
+                build_verilator(top=top, sources=[control, source], build_dir=tmp, log=log,
                                 trace=None, recipe=recipe, runtime=runtime)
                 if runtime is None:
                     verilator_runtime.store(tmp, None)
@@ -136,6 +137,6 @@ def fabric_build(config: RunConfig, width: int, verilog: str, name: str, *,
                  simulator: str = "verilator", root: Path | None = None,
                  progress: Progress | None = None) -> Build:
     """A per-cycle (trace mode) build of a stand-in fabric text with the fabric's ports."""
-    from .simulators import PORT_PATTERNS
-    return build_text(name, verilog, TOP, config, width, public=PORT_PATTERNS,
+    return build_text(name, verilog, TOP, config, width,
+                      vlt=table_vlt(TOP, ports(config.n, config.sessions, width)),
                       simulator=simulator, root=root, progress=progress)

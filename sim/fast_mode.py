@@ -42,37 +42,44 @@ from .record import HwRun, RunSpec
 from . import build_cache
 from .paths import build_root
 from .runner import GENERATOR, Build, CosimError, Progress, build, run_build
-from .simulators import Recipe
+from .simulators import CLOCK_PORTS, Recipe, ports_vlt, sized
 
 __all__ = ["FastOutcome", "fast_cosimulate", "build_fast", "run_fast", "batch_items", "expected_hex",
            "top_text", "run_cycles", "BUILD_RECIPE", "SPEED_RECIPE", "SPEED_CYCLES",
+           "FASTEST_RECIPE", "FASTEST_CYCLES",
            "fast_record", "TAIL", "MODES", "recipe_for"]
 
 MODES = ("fast", "trace")
 #: Cycles checked after L (the per-cycle mode's default tail).
 TAIL = RunSpec().tail
-#: Build recipes of the fast mode. Every fabric port is internal to the
-#: wrapper (only its summary is public), so Verilator's own optimisation
-#: shrinks the C++ a lot: at N=16 (fast top, 2 000 batched runs, load ~13 on
-#: 2 cores) the build took 46 s with Verilator -O0 / C++ -O0 and ran 4 200
-#: cycles/s; optimising: 25 s and 13 800 cycles/s with C++ -O0
-#: (:data:`BUILD_RECIPE`), 47 s and 51 000 cycles/s with C++ -O1
-#: (:data:`SPEED_RECIPE`; -O2 compiles about 3x longer than -O0 for 30 k).
-#: The faster simulation pays for its longer build from about
-#: 22 s / (1/13 800 - 1/51 000) = 400 000 simulated cycles on (:data:`SPEED_CYCLES`).
-BUILD_RECIPE = Recipe(optimize=True)
-SPEED_RECIPE = Recipe(optimize=True, opt_fast="-O1")
-SPEED_CYCLES = 400_000
+#: Build recipes of the fast mode, by how many cycles a build will simulate.
+#: Every fabric port is internal to the wrapper (only its summary is
+#: public, its outputs read-only), so Verilator's own optimisation shrinks
+#: the C++ a lot. Measured at N=32 (pipelined, idle 2-core machine, Verilog
+#: already generated, ``pipegossip cosim-bench``): C++ -O0 builds in 15 s and
+#: runs 51 000 cycles/s, -O1 21 s and 93 000, -O2 29 s and 125 000. A slower
+#: build pays for itself from 5.7 s / (1/51 000 - 1/93 000) = 640 000 cycles
+#: (-O1, :data:`SPEED_CYCLES`) and 8.3 s / (1/93 000 - 1/125 000) = 3 000 000
+#: cycles (-O2, :data:`FASTEST_CYCLES`) on; the ratios hold at other sizes,
+#: where build time and cycle cost both grow about as N^2.
+BUILD_RECIPE = Recipe()
+SPEED_RECIPE = Recipe(opt_fast="-O1")
+FASTEST_RECIPE = Recipe(opt_fast="-O2")
+SPEED_CYCLES = 640_000
+FASTEST_CYCLES = 3_000_000
 
 
 def recipe_for(config: RunConfig, cycles: int = 0) -> Recipe:
     """The fast mode's build recipe for ``cycles`` simulated cycles of ``config``.
 
-    :data:`SPEED_RECIPE` from :data:`SPEED_CYCLES` cycles on, else
-    :data:`BUILD_RECIPE` (a build serves later simulations too, but a first
-    one is what a user waits for).
+    :data:`FASTEST_RECIPE` from :data:`FASTEST_CYCLES` cycles on,
+    :data:`SPEED_RECIPE` from :data:`SPEED_CYCLES`, else :data:`BUILD_RECIPE`
+    (a build serves later simulations too, but a first one is what a user
+    waits for), split for the size (:func:`~.simulators.sized`).
     """
-    return SPEED_RECIPE if cycles >= SPEED_CYCLES else BUILD_RECIPE
+    recipe = (FASTEST_RECIPE if cycles >= FASTEST_CYCLES
+              else SPEED_RECIPE if cycles >= SPEED_CYCLES else BUILD_RECIPE)
+    return sized(recipe, config.n)
 
 
 def run_cycles(config: RunConfig, runs: Sequence[RunSpec]) -> int:
@@ -81,8 +88,11 @@ def run_cycles(config: RunConfig, runs: Sequence[RunSpec]) -> int:
     return sum(r.idle + 2 + span for r in runs)
 
 
-#: The ports of the wrapper top that cocotb touches (everything else stays private).
-PUBLIC = ("clk", "rst", "start", "seed", "hold") + SUMMARY_PORTS + BATCH_PORTS
+#: The ports of the wrapper top that cocotb touches (everything else stays
+#: private): the inputs it drives, writable, and the outputs it reads, read-only
+#: (see :func:`~.simulators.ports_vlt` for why that matters for speed).
+WRITABLE = CLOCK_PORTS + ("start", "seed", "hold", "go", "count", "idle")
+READABLE = SUMMARY_PORTS + tuple(p for p in BATCH_PORTS if p not in WRITABLE)
 
 
 def _bits(values: np.ndarray, width: int) -> np.ndarray:
@@ -159,7 +169,8 @@ def build_fast(config: RunConfig, width: int = 8, *, fabric: str | None = None,
     text = top_text(config, width, fabric)
     recipe = recipe_for(config) if recipe is None else recipe
     return build_text(name or f"{config.slug}-w{width}-fast", text, FAST_TOP, config, width,
-                      public=PUBLIC, simulator=simulator, recipe=recipe, root=root,
+                      vlt=ports_vlt(FAST_TOP, WRITABLE, READABLE), simulator=simulator,
+                      recipe=recipe, root=root,
                       progress=progress, force=force)
 
 

@@ -31,13 +31,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..files import atomic_write
+from ..hw.ports import ports
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
 from . import build_cache, verilator_runtime
 from .paths import build_root
 from .record import JOB_ENV, HwRun, Job, RunSpec
 from .scratch import scratch, sweep
-from .simulators import (DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, ports_vlt,
+from .simulators import (DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, sized, table_vlt,
                          run_simulator)
 from .toolchain import ToolchainError, fst_headers_available, iverilog_available, use_verilator
 from .waves import dump_path, staged_dump
@@ -167,7 +168,8 @@ def build(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
     root : Path, optional
         The cache folder; default :func:`~pipegossip.sim.paths.build_root`.
     recipe : Recipe
-        Verilator build options.
+        Verilator build options; the default is split for the size
+        (:func:`~.simulators.sized`).
     force : bool
         Rebuild even when a finished build exists (used by the benchmark).
     verilog : str, optional
@@ -185,6 +187,8 @@ def build(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
         trace = "icarus"  # one build dumps VCD or FST, chosen at run time
     say = progress or (lambda msg: None)
     root = build_root() if root is None else Path(root)
+    if recipe == DEFAULT_RECIPE:
+        recipe = sized(recipe, config.n)
     verilog = fabric_verilog(config, width, root) if verilog is None else verilog
     key = build_cache.build_key(verilog, dict(
         simulator=simulator, trace=trace,
@@ -245,7 +249,8 @@ def _compile(config: RunConfig, width: int, simulator: str, trace: str | None,
             runtime = verilator_runtime.cached(trace)
             sources = [source]
             if recipe.public == "ports":
-                sources.insert(0, atomic_write(tmp / "ports.vlt", ports_vlt(TOP)))
+                sources.insert(0, atomic_write(tmp / "ports.vlt", table_vlt(
+                    TOP, ports(config.n, config.sessions, width))))
             say(f"building {config.slug} (width {width}) with Verilator"
                 + ("" if runtime else "; first build also compiles Verilator's run-time library")
                 + f" in {directory} ...")

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..files import atomic_write
-from ..hw.ports import SCHEDULE_PORTS, ScheduleSize
+from ..hw.ports import SCHEDULE_PORTS, ScheduleSize, schedule_ports
 from ..hw.schedule.fabric import LATENCY, LoadKind, ScheduleFabric
 from ..hw.schedule.load import load_writes, stream_writes
 from ..model.schedules.ir import Schedule
@@ -41,7 +41,8 @@ from .record import (SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, RunSpec, Sche
                      schedule_record_field)
 from .runner import CosimError
 from .scratch import scratch, sweep
-from .simulators import DEFAULT_RECIPE, Recipe, build_verilator, run_simulator
+from .simulators import DEFAULT_RECIPE, Recipe, build_verilator, run_simulator, \
+    table_vlt
 from .toolchain import ToolchainError, use_verilator
 from .verdict import Verdict
 
@@ -274,15 +275,6 @@ class ScheduleBuild:
     seconds: float
 
 
-def _vlt() -> str:
-    """A Verilator control file making the schedule fabric's ports visible (and nothing else)."""
-    groups = dict.fromkeys(spec.group for spec in SCHEDULE_PORTS)
-    pats = ["clk", "rst"] + [g if g in ("start", "busy", "done", "cycle", "length")
-                             else f"{g}__*" for g in groups]
-    return "`verilator_config\n" + "".join(
-        f'public_flat_rw -module "{TOP}" -var "{p}"\n' for p in pats)
-
-
 def _slug(size: ScheduleSize) -> str:
     return f"sched-n{size.n}-w{size.width}-d{size.depth}-s{size.slots}"
 
@@ -320,7 +312,8 @@ def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
             try:
                 use_verilator()
                 runtime = verilator_runtime.cached(None)
-                sources = [atomic_write(tmp / "ports.vlt", _vlt()) if recipe.public == "ports"
+                control = table_vlt(TOP, schedule_ports(size))
+                sources = [atomic_write(tmp / "ports.vlt", control) if recipe.public == "ports"
                            else None, atomic_write(tmp / f"{TOP}.v", verilog)]
                 build_verilator(top=TOP, sources=[s for s in sources if s], build_dir=tmp,
                                 log=tmp / "build.log", trace=None, recipe=recipe,
