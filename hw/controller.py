@@ -23,11 +23,6 @@ from .bits import any_of, first_set, one_hot_to_binary, peer_width, session_widt
 __all__ = ["Controller"]
 
 
-def _state_name(k: int, couple) -> str:
-    kind = "S" if couple.op is Op.SEND else "R"
-    return f"at_{k:02d}_{kind}{'any' if couple.peer is None else couple.peer}"
-
-
 class Controller(wiring.Component):
     """The automaton of one processor (docs/reference.md).
 
@@ -157,7 +152,12 @@ class Controller(wiring.Component):
         n = prog.n
         pw = peer_width(n)
         couples = prog.couples
-        at = [Signal(name=_state_name(k, c)) for k, c in enumerate(couples)]
+        # The couples' flip-flops as one vector (bit k: couple k is on), so
+        # the next-state logic below is a handful of vector operations, not
+        # a cell per couple: the same gates, but the generated Verilog, and
+        # every simulator's model of it, shrink several times at large N.
+        state = Signal(len(couples), name="state")
+        at = [state[k] for k in range(len(couples))]
         send_at = {c.peer: at[k] for k, c in enumerate(couples) if c.op is Op.SEND}
         recv_states = [at[k] for k, c in enumerate(couples) if c.op is Op.RECV]
 
@@ -220,10 +220,11 @@ class Controller(wiring.Component):
         if self._local:
             # fire[k]: couple k acts this cycle; its partner's matching
             # couple is on (and neither side is held).
-            fire = [Signal(name=f"fire_{k:02d}") for k in range(len(at))]
-            for k, c in enumerate(couples):
-                partner = self.offer[c.peer] if c.op is Op.SEND else self.wanted[c.peer]
-                m.d.comb += fire[k].eq(at[k] & partner & ~self.hold)
+            partner = Cat(*[self.offer[c.peer] if c.op is Op.SEND else self.wanted[c.peer]
+                            for c in couples])
+            fires = Signal(len(couples), name="fire")
+            m.d.comb += fires.eq(state & partner & (~self.hold).replicate(len(couples)))
+            fire = [fires[k] for k in range(len(couples))]
             sent = any_of([f for f, c in zip(fire, couples) if c.op is Op.SEND])
             got = any_of([f for f, c in zip(fire, couples) if c.op is Op.RECV])
         else:
@@ -252,15 +253,17 @@ class Controller(wiring.Component):
         if self._local:
             # One-hot, so only the couple that is on can move: couple k's next
             # state depends on its own flag and fire and the fire of couple
-            # k-1 (one LUT), not on a processor-wide `advance`.
+            # k-1 (one LUT), not on a processor-wide `advance`. Couple 0
+            # follows the last one's fire when another session follows, and
+            # `start` (above) switches it on.
+            moved = (state & ~fires) | Cat(fire[-1] & ~last_session, fires[:-1])
             with m.If(~self.start):
-                m.d.sync += at[0].eq((at[0] & ~fire[0]) | (fire[-1] & ~last_session))
-            m.d.sync += [at[k].eq((at[k] & ~fire[k]) | fire[k - 1]) for k in range(1, len(at))]
+                m.d.sync += at[0].eq(moved[0])
+            m.d.sync += state[1:].eq(moved[1:])
         else:
             with m.If(~self.start & advance):
                 # The whole one-hot vector moves one couple on.
-                m.d.sync += at[0].eq(at[-1] & ~last_session)
-                m.d.sync += [at[k].eq(at[k - 1]) for k in range(1, len(at))]
+                m.d.sync += state.eq(Cat(at[-1] & ~last_session, state[:-1]))
                 if self._substitute:
                     with m.If(at[-1]):
                         m.d.sync += served.eq(0)
