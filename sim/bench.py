@@ -47,7 +47,7 @@ from .cosim import default_runs
 from .judge import judge
 from .paths import build_root
 from .runner import build, run_build
-from .simulators import DEFAULT_RECIPE, Recipe
+from .simulators import DEFAULT_RECIPE, Recipe, sized
 
 __all__ = ["BenchPoint", "bench_one", "bench_workload", "bench_regression", "WORKLOADS",
            "REGRESSION_TESTS", "RegressionPoint"]
@@ -152,6 +152,8 @@ def bench_one(config: RunConfig, width: int = 8, runs: int = 20,
             recipe = recipe_for(config, run_cycles(config, specs))
         b = build_fast(config, width, root=root, force=True, recipe=recipe, progress=progress)
     else:
+        if recipe == DEFAULT_RECIPE:
+            recipe = sized(recipe, config.n)  # as build() would, and recorded so
         b = build(config, width, root=root, force=True, recipe=recipe, progress=progress,
                   verilog=fabric_text(config, width))
     build_wall = time.monotonic() - t0

@@ -55,18 +55,19 @@ TAIL = RunSpec().tail
 #: Build recipes of the fast mode, by how many cycles a build will simulate.
 #: Every fabric port is internal to the wrapper (only its summary is
 #: public, its outputs read-only), so Verilator's own optimisation shrinks
-#: the C++ a lot. Measured at N=32 (pipelined, idle 2-core machine, Verilog
-#: already generated, ``pipegossip cosim-bench``): C++ -O0 builds in 15 s and
-#: runs 51 000 cycles/s, -O1 21 s and 93 000, -O2 29 s and 125 000. A slower
-#: build pays for itself from 5.7 s / (1/51 000 - 1/93 000) = 640 000 cycles
-#: (-O1, :data:`SPEED_CYCLES`) and 8.3 s / (1/93 000 - 1/125 000) = 3 000 000
-#: cycles (-O2, :data:`FASTEST_CYCLES`) on; the ratios hold at other sizes,
-#: where build time and cycle cost both grow about as N^2.
+#: the C++ a lot. Measured (pipelined, idle 2-core machine, ``pipegossip
+#: cosim-bench``-style builds from scratch): N=32, C++ split, -O0 builds in
+#: 14.1 s and runs 96 600 cycles/s, -O1 15.4 s and 262 000, -O2 16.4 s and
+#: 273 000; N=16, one file, -O0 4.2 s and 211 000, -O1 6.6 s and 457 000,
+#: -O2 11.7 s and 474 000. -O1 pays for itself from 1.3 s / (1/96 600 -
+#: 1/262 000) = 200 000 cycles (N=32) to 2.4 s / (1/211 000 - 1/457 000) =
+#: 940 000 (N=16), hence :data:`SPEED_CYCLES`; -O2 only from 6.5 M (N=32)
+#: or 65 M (N=16) cycles, hence :data:`FASTEST_CYCLES`.
 BUILD_RECIPE = Recipe()
 SPEED_RECIPE = Recipe(opt_fast="-O1")
 FASTEST_RECIPE = Recipe(opt_fast="-O2")
-SPEED_CYCLES = 640_000
-FASTEST_CYCLES = 3_000_000
+SPEED_CYCLES = 500_000
+FASTEST_CYCLES = 20_000_000
 
 
 def recipe_for(config: RunConfig, cycles: int = 0) -> Recipe:

@@ -26,6 +26,23 @@ def test_workloads_are_the_long_runs():
         bench_workload("nothing", 8)
 
 
+def test_fast_cycles_sets_the_runs_per_size():
+    """--fast-cycles C: as many runs as fill C cycles at each N; --fast-runs overrides."""
+    import argparse
+
+    from pipegossip.sim.cosim import default_runs
+    from pipegossip.sim.fast_mode import run_cycles
+    from pipegossip.sim_cli import _fast_runs
+    from pipegossip.model.config import RunConfig
+
+    for n in (4, 8, 16):
+        config = RunConfig.family(n, "pipelined")
+        per_run = run_cycles(config, default_runs(config, [0, 1])[1:])
+        runs = _fast_runs(argparse.Namespace(fast_runs=None, fast_cycles=100_000), n)
+        assert (runs - 1) * per_run < 100_000 <= runs * per_run
+    assert _fast_runs(argparse.Namespace(fast_runs=7, fast_cycles=100_000), 8) == 7
+
+
 def test_regression_needs_the_checkout(tmp_path):
     with pytest.raises(ConfigError, match=REGRESSION_TESTS[0]):
         bench_regression("fast", tmp_path, tmp_path / "builds")

@@ -127,6 +127,8 @@ def test_new_commands_refuse_huge_sizes_at_once(tmp_path, monkeypatch, capsys, a
     (["cosim-bench", "--n"], "times nothing"),
     (["cosim-bench", "--n", "8", "--runs", "1000000000000"], "to raise it"),
     (["cosim-bench", "--n", "8", "--fast-runs", "1000000000000"], "to raise it"),
+    (["cosim-bench", "--n", "8", "--fast-cycles", "100000000000"], "to raise it"),
+    (["cosim-bench", "--n", "8", "--fast-cycles", "0"], "at least 1"),
 ])
 def test_schedule_fabric_depths_and_seeds_refused_at_once(tmp_path, monkeypatch, capsys, args,
                                                            needle):
