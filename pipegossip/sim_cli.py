@@ -114,7 +114,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--fast-cycles", type=positive_int, default=3_000_000, metavar="C",
                    help="fast mode: back-to-back runs (batched in the hardware) of about C "
                    "cycles in all at each N; default 3000000 (the build recipe follows the "
-                   "length, as in cosim: C++ -O1 from 500000 cycles on, -O2 from 20000000)")
+                   "length, as in cosim: C++ -O1 from 200000 (32/N)^2 cycles on, -O2 from "
+                   "20000000 (32/N)^2)")
     b.add_argument("--fast-runs", type=positive_int, default=None, metavar="R",
                    help="fast mode: exactly R back-to-back runs instead of --fast-cycles")
     b.add_argument("--no-batch", action="store_true",

@@ -45,42 +45,58 @@ from .runner import GENERATOR, Build, CosimError, Progress, build, run_build
 from .simulators import CLOCK_PORTS, Recipe, ports_vlt, sized
 
 __all__ = ["FastOutcome", "fast_cosimulate", "build_fast", "run_fast", "batch_items", "expected_hex",
-           "top_text", "run_cycles", "BUILD_RECIPE", "SPEED_RECIPE", "SPEED_CYCLES",
-           "FASTEST_RECIPE", "FASTEST_CYCLES",
+           "top_text", "run_cycles", "BUILD_RECIPE", "SPEED_RECIPE", "speed_cycles",
+           "FASTEST_RECIPE", "fastest_cycles",
            "fast_record", "TAIL", "MODES", "recipe_for"]
 
 MODES = ("fast", "trace")
 #: Cycles checked after L (the per-cycle mode's default tail).
 TAIL = RunSpec().tail
-#: Build recipes of the fast mode, by how many cycles a build will simulate.
-#: Every fabric port is internal to the wrapper (only its summary is
-#: public, its outputs read-only), so Verilator's own optimisation shrinks
-#: the C++ a lot. Measured (pipelined, idle 2-core machine, ``pipegossip
-#: cosim-bench``-style builds from scratch): N=32, C++ split, -O0 builds in
-#: 14.1 s and runs 96 600 cycles/s, -O1 15.4 s and 262 000, -O2 16.4 s and
-#: 273 000; N=16, one file, -O0 4.2 s and 211 000, -O1 6.6 s and 457 000,
-#: -O2 11.7 s and 474 000. -O1 pays for itself from 1.3 s / (1/96 600 -
-#: 1/262 000) = 200 000 cycles (N=32) to 2.4 s / (1/211 000 - 1/457 000) =
-#: 940 000 (N=16), hence :data:`SPEED_CYCLES`; -O2 only from 6.5 M (N=32)
-#: or 65 M (N=16) cycles, hence :data:`FASTEST_CYCLES`.
+#: Build recipes of the fast mode, by how many cycles a build will simulate
+#: (:func:`recipe_for`). Every fabric port is internal to the wrapper (only
+#: its summary is public, its outputs read-only), so Verilator's own
+#: optimisation shrinks the C++ a lot and always runs.
 BUILD_RECIPE = Recipe()
 SPEED_RECIPE = Recipe(opt_fast="-O1")
 FASTEST_RECIPE = Recipe(opt_fast="-O2")
-SPEED_CYCLES = 500_000
-FASTEST_CYCLES = 20_000_000
+
+
+def speed_cycles(n: int) -> int:
+    """Simulated cycles from which C++ -O1 (:data:`SPEED_RECIPE`) pays for its longer build.
+
+    Measured (pipelined, idle 2-core machine, builds from scratch), C++ -O0
+    against -O1: N=16 4.2 s and 211 000 cycles/s against 6.6 s and 457 000
+    (break-even 940 000 cycles); N=32 14.1 s and 96 600 against 15.4 s and
+    262 000 (200 000); N=64 45.7 s and 8 900 against 52.2 s and 78 000
+    (65 000). Unoptimised C++ falls off once vectors outgrow 64 bits (each
+    word of a wide value is reached through a call -O0 does not inline):
+    N=128 ran 620 cycles/s at -O0. About 200 000 (32/N)^2.
+    """
+    return max(1, 200_000 * 32 * 32 // (n * n))
+
+
+def fastest_cycles(n: int) -> int:
+    """Simulated cycles from which C++ -O2 (:data:`FASTEST_RECIPE`) pays for its build.
+
+    -O2 against -O1: N=16 11.7 s and 474 000 cycles/s against 6.6 s and
+    457 000 (break-even 65 M cycles); N=32 16.4 s and 273 000 against
+    15.4 s and 262 000 (6.5 M). About 20 M (32/N)^2, on the safe side.
+    """
+    return max(1, 20_000_000 * 32 * 32 // (n * n))
 
 
 def recipe_for(config: RunConfig, cycles: int = 0) -> Recipe:
     """The fast mode's build recipe for ``cycles`` simulated cycles of ``config``.
 
-    :data:`FASTEST_RECIPE` from :data:`FASTEST_CYCLES` cycles on,
-    :data:`SPEED_RECIPE` from :data:`SPEED_CYCLES`, else :data:`BUILD_RECIPE`
-    (a build serves later simulations too, but a first one is what a user
-    waits for), split for the size (:func:`~.simulators.sized`).
+    :data:`FASTEST_RECIPE` from :func:`fastest_cycles` on, :data:`SPEED_RECIPE`
+    from :func:`speed_cycles`, else :data:`BUILD_RECIPE` (a build serves later
+    simulations too, but a first one is what a user waits for), split for
+    the size (:func:`~.simulators.sized`).
     """
-    recipe = (FASTEST_RECIPE if cycles >= FASTEST_CYCLES
-              else SPEED_RECIPE if cycles >= SPEED_CYCLES else BUILD_RECIPE)
-    return sized(recipe, config.n)
+    n = config.n
+    recipe = (FASTEST_RECIPE if cycles >= fastest_cycles(n)
+              else SPEED_RECIPE if cycles >= speed_cycles(n) else BUILD_RECIPE)
+    return sized(recipe, n)
 
 
 def run_cycles(config: RunConfig, runs: Sequence[RunSpec]) -> int:

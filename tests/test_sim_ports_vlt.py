@@ -91,3 +91,18 @@ def test_fast_top_inputs_feed_only_registers(tmp_path):
         pytest.skip(str(e))
     b = build_fast(RunConfig.family(4, "pipelined"), 8, recipe=DEFAULT_RECIPE)
     assert 0 < _ico_assignments(b.directory) <= len(WRITABLE)
+
+
+def test_fast_recipe_follows_cycles_and_size():
+    from pipegossip.sim.fast_mode import (BUILD_RECIPE, FASTEST_RECIPE, SPEED_RECIPE,
+                                          fastest_cycles, recipe_for, speed_cycles)
+    for n in (4, 16, 32, 64):
+        config = RunConfig.family(n, "pipelined")
+        assert speed_cycles(n) < fastest_cycles(n)
+        opt = [recipe_for(config, c).opt_fast for c in
+               (0, speed_cycles(n) - 1, speed_cycles(n), fastest_cycles(n))]
+        assert opt == [BUILD_RECIPE.opt_fast, BUILD_RECIPE.opt_fast, SPEED_RECIPE.opt_fast,
+                       FASTEST_RECIPE.opt_fast]
+        assert recipe_for(config).split == (n >= SPLIT_N)
+    # Wide vectors make unoptimised C++ slow: the bigger the fabric, the sooner -O1.
+    assert speed_cycles(64) < speed_cycles(32) < speed_cycles(16)
