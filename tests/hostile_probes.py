@@ -277,8 +277,10 @@ cmd("throughput", ["--n", "4"], [("--n", "positive"), ("--sessions", "positive")
                                  ("--width", "positive")],
     cheap=False, heavy=True, huge=[["--n", "100000"], ["--sessions", "1000000000"]])
 cmd("cosim-bench", ["--n", "4"], [("--n", "positive"), ("--runs", "positive"),
-                                  ("--width", "positive")],
-    cheap=False, heavy=True, huge=[["--n", "100000"], ["--runs", "1000000000000"]],
+                                  ("--width", "positive"), ("--fast-cycles", "positive"),
+                                  ("--fast-runs", "positive")],
+    cheap=False, heavy=True, huge=[["--n", "100000"], ["--runs", "1000000000000"],
+                                   ["--fast-cycles", "100000000000"]],
     choices=["--modes", "--recipes"])
 cmd("waves", ["dump.vcd"], [("--run", "positive")], inputs=[("pos:0", "dump")],
     out=("file", "-o"), stdout=True, huge=[["--run", "100000000"]])
