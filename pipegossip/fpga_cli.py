@@ -16,9 +16,9 @@ from pathlib import Path
 
 from .cli import EXIT_INTERNAL, UsageError
 from .options import (FSM_OPTIONS, add_config_arguments, checked_number, choice_list,
-                      config_from_args, int_list, nonnegative_int, positive_int,
+                      config_from_args, int_list, nonnegative_int,
                       progress_printer, refuse_given, word_width, word_widths)
-from .schedule_hw_cli import check_fabric_size
+from .schedule_hw_cli import SIZE_OPTIONS, add_size_arguments, check_fabric_size
 from .sweep import SweepOptions, add_sweep_arguments, run_sweep
 from .sweep_cli import print_failures
 from .hw.fpga.compare import (DEFAULT_TARGETS, Target, compare_markdown, parse_targets,
@@ -84,10 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "runs any schedule loaded at run time, sized by --n, --width, --depth, "
                    "--slots (bare build only: the configuration options, --board and "
                    "--no-trace are refused)")
-    p.add_argument("--depth", type=positive_int, default=None, metavar="D",
-                   help="--fabric schedule: program entries per node; default 64")
-    p.add_argument("--slots", type=positive_int, default=None, metavar="S",
-                   help="--fabric schedule: store words per node; default N")
+    add_size_arguments(p)
     p.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
     p.add_argument("--device", choices=list(DEVICES),
                    help="FPGA (default ice40-up5k, or the board's)")
@@ -187,7 +184,7 @@ def _prepare_job(args: argparse.Namespace):
                           f"depth {depth:,}")
         return prepare_schedule(args.n, args.width, depth, args.slots, device=args.device,
                                 clock_mhz=args.clock, pnr_seed=args.pnr_seed)
-    refuse_given(args, (("--depth", "depth", None), ("--slots", "slots", None)),
+    refuse_given(args, SIZE_OPTIONS,
                  "to --fabric schedule only")
     if args.order is None:
         raise UsageError("the following arguments are required: --order "

@@ -7,6 +7,7 @@ import sys
 
 from .cli import UsageError
 from .files import atomic_output, atomic_write
+from .schedule_hw_cli import SIZE_OPTIONS, add_size_arguments
 from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, int_list,
                       positive_int, progress_printer, refuse_given, word_width, word_widths)
 
@@ -24,10 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="fsm (default): broadcast orders built into per-processor "
                    "controllers, needs --order; schedule: programs loaded at run time, "
                    "sized by --n, --width, --depth (the configuration options do not apply)")
-    p.add_argument("--depth", type=positive_int, default=None, metavar="D",
-                   help="--fabric schedule: program entries per node; default 64")
-    p.add_argument("--slots", type=positive_int, default=None, metavar="S",
-                   help="--fabric schedule: store words per node; default N")
+    add_size_arguments(p)
     p.add_argument("--width", type=word_width, default=8, metavar="W",
                    help="word width in bits; default 8")
     p.add_argument("--name", default="pipegossip_fabric", metavar="TOP",
@@ -86,7 +84,7 @@ def cmd_verilog(args: argparse.Namespace) -> int:
 
     if args.fabric == "schedule":
         return _verilog_schedule(args)
-    refuse_given(args, (("--depth", "depth", None), ("--slots", "slots", None)),
+    refuse_given(args, SIZE_OPTIONS,
                  "only to --fabric schedule")
     missing = [f for f, v in (("--n", args.n), ("--order", args.order)) if v is None]
     if missing:

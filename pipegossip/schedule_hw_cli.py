@@ -15,7 +15,8 @@ from .files import atomic_write
 from .options import (decimal, nonnegative_int, positive_int, progress_printer, refuse_given,
                       word_width)
 
-__all__ = ["register", "write_verilog", "cosim_files", "cosim_text", "cosim_report_json"]
+__all__ = ["register", "SIZE_OPTIONS", "add_size_arguments", "check_fabric_size",
+           "write_verilog", "cosim_files", "cosim_text", "cosim_report_json"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,6 +58,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_cosim)
+
+
+#: The schedule fabric's size options of commands that build either fabric
+#: (``verilog --fabric``, ``fpga --fabric``), as :func:`~.options.refuse_given` takes them.
+SIZE_OPTIONS = (("--depth", "depth", None), ("--slots", "slots", None))
+
+
+def add_size_arguments(p: argparse.ArgumentParser) -> None:
+    """``--depth`` and ``--slots`` of ``--fabric schedule`` (None when not given)."""
+    p.add_argument("--depth", type=positive_int, default=None, metavar="D",
+                   help="--fabric schedule: program entries per node; default 64")
+    p.add_argument("--slots", type=positive_int, default=None, metavar="S",
+                   help="--fabric schedule: store words per node; default N")
 
 
 def check_fabric_size(n: int, width: int, depth: int, slots: int, what: str) -> None:

@@ -2,7 +2,7 @@
 """Amaranth-simulator unit tests of the schedule node and the crossbar it uses."""
 
 from amaranth.sim import Simulator
-from combinational import run_clocked
+from combinational import load_node, run_clocked
 
 from pipegossip.hw.crossbar import Crossbar
 from pipegossip.hw.schedule.node import ScheduleNode
@@ -22,20 +22,7 @@ def test_node_sends_receives_stores_and_combines():
     seen = {}
 
     async def bench(ctx):
-        ctx.set(dut.clear, 1)
-        await ctx.tick()
-        ctx.set(dut.clear, 0)
-        ctx.set(dut.item_we, 1)
-        ctx.set(dut.item_slot, 2)
-        ctx.set(dut.item_data, 0x5A)
-        await ctx.tick()
-        ctx.set(dut.item_we, 0)
-        for a, e in enumerate(prog):
-            ctx.set(dut.prog_we, 1)
-            ctx.set(dut.prog_addr, a)
-            ctx.set(dut.prog_data, e)
-            await ctx.tick()
-        ctx.set(dut.prog_we, 0)
+        await load_node(ctx, dut, [(2, 0x5A)], prog)
         # fetch entries 0..2 in consecutive cycles; exchange two cycles later
         words_in = [0x11, 0x22, 0x33]
         for c in range(len(prog) + 2):

@@ -3,7 +3,7 @@
 
 import numpy as np
 import pytest
-from combinational import run_clocked
+from combinational import load_node, run_clocked
 
 from pipegossip.hw.schedule import LATENCY, LoadKind, ScheduleFabric
 from pipegossip.hw.schedule.load import load_writes, stream_writes
@@ -29,21 +29,7 @@ def test_node_item_write_while_running_lands_and_a_clash_with_a_receive_loses():
     seen = {}
 
     async def bench(ctx):
-        ctx.set(dut.clear, 1)
-        await ctx.tick()
-        ctx.set(dut.clear, 0)
-        for slot, word in ((0, 0xA0), (1, 0x10), (2, 0x20)):
-            ctx.set(dut.item_we, 1)
-            ctx.set(dut.item_slot, slot)
-            ctx.set(dut.item_data, word)
-            await ctx.tick()
-        ctx.set(dut.item_we, 0)
-        for a, e in enumerate(prog):
-            ctx.set(dut.prog_we, 1)
-            ctx.set(dut.prog_addr, a)
-            ctx.set(dut.prog_data, e)
-            await ctx.tick()
-        ctx.set(dut.prog_we, 0)
+        await load_node(ctx, dut, [(0, 0xA0), (1, 0x10), (2, 0x20)], prog)
         # fetch entries 0..3 in cycles 0..3; entry e is read in e+1, exchanged in e+2
         for c in range(len(prog) + 2):
             ctx.set(dut.fetch_en, int(c < len(prog)))
