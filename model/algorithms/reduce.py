@@ -153,8 +153,8 @@ def allreduce_schedule(topo: Topology) -> Schedule:
                                    tuple(range((v >> t) << t, ((v >> t) + 1) << t)))
                            for v in range(n)])
         return _schedule(topo, "F1", rounds, "allreduce", None, "allreduce-recursive-doubling",
-                         f"{topology_text(topo)}; round t pairs v with v xor 2^(t-1), each sending its "
-                         "whole set (its (t-1)-subcube); k one-word rounds")
+                         f"{topology_text(topo)}; round t pairs v with v xor 2^(t-1), each "
+                         "sending its whole set (its (t-1)-subcube); k one-word rounds")
     if topo.name in ("cycle", "path", "mesh", "torus"):
         return _dimensionwise(topo)
     c = center(topo)
