@@ -27,11 +27,12 @@ def test_pipeline_meets_the_bound(name, params):
 
 
 #: Measured rounds of the greedy; the bound is in the comment.
-GREEDY = [("hypercube", {"k": 2}, 2), ("hypercube", {"k": 3}, 3), ("hypercube", {"k": 4}, 5),
+GREEDY = [("hypercube", {"k": 2}, 2), ("hypercube", {"k": 3}, 3), ("hypercube", {"k": 4}, 4),
           ("hypercube", {"k": 5}, 7), ("hypercube", {"k": 6}, 11),
-          ("torus", {"a": 3, "b": 3}, 3), ("torus", {"a": 4, "b": 4}, 4),
+          ("torus", {"a": 3, "b": 3}, 2), ("torus", {"a": 4, "b": 4}, 4),
           ("torus", {"a": 4, "b": 8}, 8), ("torus", {"a": 5, "b": 5}, 6),
-          ("torus", {"a": 2, "b": 5}, 4), ("torus", {"a": 3, "b": 7}, 6)]
+          ("torus", {"a": 2, "b": 5}, 4), ("torus", {"a": 3, "b": 7}, 5),
+          ("mesh", {"a": 3, "b": 4}, 6), ("star", {"k": 4}, 8), ("debruijn", {"k": 4}, 8)]
 
 
 @pytest.mark.parametrize("name,params,rounds", GREEDY)

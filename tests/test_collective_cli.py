@@ -22,7 +22,7 @@ def run(capsys, *argv):
     (["reduce", "--topology", "mesh", "--a", "3", "--b", "4", "--root", "0"], "Hstar", 5),
     (["reduce", "--n", "6", "--root", "2"], "F1", 3),
     (["all-port", "--topology", "cycle", "--n", "8"], "Fstar", 4),
-    (["all-port", "--topology", "hypercube", "--k", "4"], "Fstar", 5),
+    (["all-port", "--topology", "hypercube", "--k", "4"], "Fstar", 4),
     (["all-port", "--topology", "torus", "--a", "4", "--b", "4"], "Fstar", 4),
 ])
 def test_generate_then_check(capsys, tmp_path, argv, model, R):

@@ -12,15 +12,15 @@ token needs ``diameter`` hops), see :func:`..schedules.bounds.allport_gossip_rou
   (:mod:`.reduce`).
 * :func:`greedy_allport` - any connected topology. Every round, each node
   ``v`` picks for each neighbour ``u`` one item ``u`` holds and ``v`` lacks,
-  a different item per neighbour, neighbours with fewest choices first; among
-  the choices, first the item fewest of ``v``'s neighbours can supply (a
-  scarce item must come from its one supplier), then the item fewest nodes
-  hold (rare items spread first), then the item after ``v`` in cyclic id
-  order (so neighbours ask for different items). Receivers choose
-  independently because under ``Fstar`` a sender may send a different word
-  on each of its edges. Measured (tests and docs/schedules.md): the bound
-  on hypercubes k = 2, 3, 5..8 and k = 4 plus one round; on tori the bound
-  or one round more.
+  a different item per neighbour, as many as a maximum matching allows
+  (:func:`_match`). Each neighbour's preference: first the item fewest of
+  ``v``'s neighbours can supply (a scarce item must come from its one
+  supplier), then the item fewest nodes hold (rare items spread first),
+  then the item after ``v`` in cyclic id order (so neighbours ask for
+  different items). Receivers choose independently because under ``Fstar``
+  a sender may send a different word on each of its edges. Measured (tests
+  and docs/schedules.md): the bound on hypercubes k = 2..8 and on the tori
+  tried, but for 2 x 5 (one round above).
 
 No node ever receives an item twice, so every schedule here is also a valid
 ``allreduce`` (each message one token).
@@ -86,27 +86,58 @@ def greedy_allport(topo: Topology) -> Schedule:
             nb = nbr[ptr[v]:ptr[v + 1]]
             cand = K[nb] & ~K[v]
             suppliers = cand.sum(axis=0)
-            taken = np.zeros(n, dtype=bool)
-            for i in np.argsort(cand.sum(axis=1), kind="stable").tolist():
-                idx = np.flatnonzero(cand[i] & ~taken)
-                if not len(idx):
-                    continue
-                x = int(idx[np.lexsort(((idx - v) % n, holders[idx], suppliers[idx]))[0]])
-                taken[x] = new[v, x] = True
-                rnd.append(r)
-                src.append(int(nb[i]))
-                dst.append(v)
-                item.append(x)
+            prefs = []
+            for i in range(len(nb)):
+                idx = np.flatnonzero(cand[i])
+                key = np.lexsort(((idx - v) % n, holders[idx], suppliers[idx]))
+                prefs.append(idx[key].tolist())
+            for i, x in enumerate(_match(prefs)):
+                if x is not None:
+                    new[v, x] = True
+                    rnd.append(r)
+                    src.append(int(nb[i]))
+                    dst.append(v)
+                    item.append(x)
         K = new
     order = np.lexsort((np.asarray(dst), np.asarray(src), np.asarray(rnd)))
     pick = lambda a: np.asarray(a, dtype=np.int64)[order]  # noqa: E731
     return Schedule.unicast(pick(rnd), pick(src), pick(dst), pick(item), rounds=r,
                             topology=topo, model="Fstar", p=1,
                             origin={"algorithm": "all-port-greedy",
-                                    "source": f"{topology_text(topo)}; every node takes from each "
-                                    "neighbour one item it lacks, a different one per "
-                                    "neighbour: scarcest supplier, then rarest, then next "
-                                    "in cyclic id order"})
+                                    "source": f"{topology_text(topo)}; every node takes from "
+                                    "each neighbour one item it lacks, a different one per "
+                                    "neighbour, by maximum matching; preferring the scarcest "
+                                    "supplier, then the rarest item, then the next in cyclic "
+                                    "id order"})
+
+
+def _match(prefs: list[list[int]]) -> list[int | None]:
+    """A maximum matching of neighbours to distinct items, preferences first.
+
+    Neighbours with fewest choices go first and take their most preferred
+    free item; one whose choices are all taken re-routes earlier neighbours
+    along an augmenting path (Kuhn), so the receiver gets as many new items
+    as any assignment could give it.
+    """
+    owner: dict[int, int] = {}
+    got: list[int | None] = [None] * len(prefs)
+
+    def augment(i: int, seen: set) -> bool:
+        for x in prefs[i]:
+            if x not in seen:
+                seen.add(x)
+                if x not in owner or augment(owner[x], seen):
+                    owner[x], got[i] = i, x
+                    return True
+        return False
+
+    for i in sorted(range(len(prefs)), key=lambda i: len(prefs[i])):
+        free = next((x for x in prefs[i] if x not in owner), None)
+        if free is not None:
+            owner[free], got[i] = i, free
+        else:
+            augment(i, set())
+    return got
 
 
 def allport_gossip(topo: Topology) -> Schedule:
