@@ -61,8 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_schedule)
 
     p = sub.add_parser("check", help="validate a schedule file and print its metrics",
-                       description="Exit 0: valid (metrics printed); 1: a rule is broken (one "
-                       "line: round, message, rule); 2: the file cannot be read.")
+                       description="Exit 0: valid (metrics printed); 1: rules are broken (one "
+                       "line per problem, up to 20: round, message, rule; after each the "
+                       "message is left out and checking goes on); 2: the file cannot be read.")
     p.add_argument("file", metavar="FILE", help="schedule file (.json, .json.gz) or - for stdin")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_check)
@@ -192,17 +193,25 @@ def _load(path: str) -> Schedule:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from .model.schedules.problems import MAX_PROBLEMS, problems
     s = _load(args.file)
     v = validate(s)
+    found, more = problems(s) if not v.valid else ([], False)
     if args.format == "json":
         out = v.to_json()
         out["bounds"] = [{"metric": b.metric, "value": b.value, "kind": b.kind,
                           "source": b.source} for b in bounds_for(s, v.items_per_node)]
+        out["problems"] = [str(e) for e in found]
+        out["more_problems"] = more
         print(json.dumps(out))
     elif v.valid:
         sys.stdout.write(_metrics_text(s, v))
     if not v.valid:
-        print(f"pipegossip check: invalid: {v.error}", file=sys.stderr)
+        for e in found:
+            print(f"pipegossip check: invalid: {e}", file=sys.stderr)
+        if more:
+            print(f"pipegossip check: the first {MAX_PROBLEMS} problems are shown; more may "
+                  "follow", file=sys.stderr)
         return 1
     return 0
 

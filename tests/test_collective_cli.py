@@ -47,7 +47,8 @@ def test_generate_then_check(capsys, tmp_path, argv, model, R):
 
 @pytest.mark.parametrize("argv,text", [
     (["reduce", "--topology", "cycle", "--n", "8"], "schedule reduce needs --root"),
-    (["reduce", "--topology", "cycle", "--n", "8", "--root", "8"], "--root 8: expected a node 0..7"),
+    (["reduce", "--topology", "cycle", "--n", "8", "--root", "8"],
+     "--root 8: expected a node 0..7"),
     (["allreduce", "--topology", "cycle", "--n", "5", "--root", "1"], "--root applies only"),
     (["all-port", "--topology", "hypercube", "--k", "11"], "limited to 1024 nodes, got 2048"),
     (["allreduce", "--topology", "hypercube", "--k", "13"], "limited to 4096 nodes"),

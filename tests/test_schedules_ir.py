@@ -86,8 +86,24 @@ def test_refusals(data, text):
 
 def test_missing_key():
     d = json.loads(dumps(_small()))
-    del d["origin"]
-    with pytest.raises(FormatError, match="missing key 'origin'"):
+    del d["model"]
+    with pytest.raises(FormatError, match="missing key 'model'"):
+        loads(json.dumps(d))
+    del d["p"]
+    with pytest.raises(FormatError, match="missing keys 'model', 'p'"):
+        loads(json.dumps(d))
+
+
+def test_origin_and_rootless_root_default():
+    d = json.loads(dumps(_small()))
+    del d["origin"], d["root"]
+    s = loads(json.dumps(d))
+    assert s.root is None and s.origin == {"algorithm": "", "source": ""}
+    back = json.loads(dumps(s))  # written back with every key
+    assert back["root"] is None and back["origin"] == {"algorithm": "", "source": ""}
+    assert back["rounds"] == json.loads(dumps(_small()))["rounds"]
+    d["primitive"] = "reduce"
+    with pytest.raises(FormatError, match="missing key 'root' \\(reduce needs a root\\)"):
         loads(json.dumps(d))
 
 

@@ -300,11 +300,15 @@ def _decode(data: bytes) -> object:
 def loads(data: bytes | str) -> Schedule:
     """Read a schedule from file bytes (plain or gzip JSON).
 
+    ``origin`` may be left out (empty strings), and so may ``root`` for
+    gossip and allreduce (null); every other key is required.
+
     Raises
     ------
     FormatError
-        Unreadable bytes, bad JSON, unknown or missing keys, wrong types.
-        Rule violations (bad nodes, edges, items) are the validator's job.
+        Unreadable bytes, bad JSON, unknown or missing keys (all missing keys
+        are named), wrong types. Rule violations (bad nodes, edges, items)
+        are the validator's job.
     """
     obj = _decode(data.encode() if isinstance(data, str) else data)
     if not isinstance(obj, dict):
@@ -312,9 +316,16 @@ def loads(data: bytes | str) -> Schedule:
     unknown = [k for k in obj if k not in _KEYS]
     if unknown:
         raise FormatError(f"unknown key {unknown[0]!r} (expected {', '.join(_KEYS)})")
+    # keys with a meaning when absent: no origin, and no root for a rootless primitive
+    obj = {"origin": _origin("", ""), **obj}
+    if "root" not in obj and obj.get("primitive") in ROOTLESS:
+        obj["root"] = None
     missing = [k for k in _KEYS if k not in obj]
     if missing:
-        raise FormatError(f"missing key {missing[0]!r}")
+        why = (f" ({obj['primitive']} needs a root)" if missing == ["root"]
+               and obj.get("primitive") in PRIMITIVES else "")
+        raise FormatError(f"missing key{'s' if len(missing) > 1 else ''} "
+                          f"{', '.join(map(repr, missing))}{why}")
     if obj["format"] != FORMAT:
         raise FormatError(f"format must be {FORMAT!r}, got {obj['format']!r:.60}")
     origin = obj["origin"]
