@@ -5,8 +5,11 @@ import math
 
 import pytest
 
+from pipegossip.model.algorithms.limits import one_factor
 from pipegossip.model.algorithms.reduce import allreduce_schedule, bfs_tree, reduce_schedule
+from pipegossip.model.schedules.accumulate import first_partial_send
 from pipegossip.model.schedules.distances import diameter, eccentricity, radius
+from pipegossip.model.schedules.ir import Message, Schedule
 from pipegossip.model.schedules.topologies import topology
 from pipegossip.model.schedules.validate import check
 
@@ -21,16 +24,7 @@ FAMILIES = [("path", {"n": 2}), ("path", {"n": 7}), ("path", {"n": 8}), ("cycle"
 
 
 def _whole_sets(s) -> bool:
-    """Every message sends exactly what its sender holds at the start of the round."""
-    held = [{v} for v in range(s.n)]
-    for rnd in s.rounds:
-        for m in rnd:
-            if set(m.items) != held[m.src]:
-                return False
-        for m in rnd:
-            for d in m.dst:
-                held[d] |= set(m.items)
-    return True
+    return first_partial_send(s) is None
 
 
 @pytest.mark.parametrize("name,params", FAMILIES)
@@ -61,6 +55,9 @@ def test_allreduce_meets_its_bound(name, params):
         assert s.model == "Fstar" and v.R == diameter(t)
     else:
         assert algo == "allreduce-tree" and s.model == "Hstar" and v.R == 2 * radius(t)
+        # the down phase sends a part of the parent's set, from round radius + 1
+        r, m, rule = first_partial_send(s)
+        assert r == radius(t) + 1 and "a part of its accumulator" in rule
     assert v.S == v.R
 
 
@@ -86,3 +83,15 @@ def test_generators_refuse_bad_input():
 def test_bfs_parent_is_smallest_neighbour_one_level_up():
     parent, depth = bfs_tree(topology("cycle", n=6), 0)
     assert parent.tolist() == [-1, 0, 1, 2, 5, 0] and depth.tolist() == [0, 1, 2, 3, 2, 1]
+
+
+def test_first_partial_send():
+    path = topology("path", n=3)
+    rounds = [[Message(0, (1,), (0,)), Message(2, (1,), (2,))],
+              [Message(1, (0,), (1, 2)), Message(1, (2,), (0, 1))]]
+    s = Schedule.from_rounds(rounds, topology=path, model="Hstar", p=1, primitive="allreduce")
+    assert check(s).R == 2
+    assert first_partial_send(s) == (2, 0, "node 1 sends 2 of the 3 tokens it holds: a part "
+                                     "of its accumulator")
+    with pytest.raises(ValueError, match="not gossip"):
+        first_partial_send(one_factor(4))
