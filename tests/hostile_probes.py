@@ -319,6 +319,16 @@ cmd("schedule-network", ["matching", "--topology", "hypercube", "--k", "2"],
      ("--tau", "float"), ("--dist-exp", "float")], stdout=True,
     huge=[["--k", "40"], ["--topology", "mesh", "--a", "100000", "--b", "100000"]],
     choices=["--topology", "--primitive", "--weights", "--matcher"])
+cmd("schedule-allreduce", ["allreduce", "--topology", "hypercube", "--k", "2"],
+    [("--k", "positive")], out=("file", "-o"), stdout=True,
+    huge=[["--k", "40"], ["--topology", "mesh", "--a", "100000", "--b", "100000"],
+          ["--k", "14"]], choices=["--topology"])
+cmd("schedule-reduce", ["reduce", "--topology", "cycle", "--n", "5", "--root", "0"],
+    [("--n", "positive"), ("--root", "nonneg")], out=("file", "-o"), stdout=True,
+    huge=[["--n", "100000000"], ["--root", "100000000"]])
+cmd("schedule-all-port", ["all-port", "--topology", "torus", "--a", "3", "--b", "3"],
+    [("--a", "positive"), ("--b", "positive")], out=("file", "-o"), stdout=True,
+    huge=[["--a", "100000"], ["--a", "40", "--b", "40"]])
 cmd("schedule-coloring", ["coloring", "--topology", "hypercube", "--k", "2", "--colors", "01"],
     [("--k", "positive")], stdout=True, huge=[["--k", "40"]])
 cmd("schedule-literature", ["path-gossip", "--n", "5"], [("--n", "positive"),
@@ -373,7 +383,8 @@ cmd("network-bench", ["--cases", "nonexistent"], [], cheap=False,
 #: The real sub-command of each catalogue entry (entries that are variants).
 COMMAND_OF = {"schedule-run": "schedule", "schedule-rd": "schedule",
               "schedule-network": "schedule", "schedule-coloring": "schedule",
-              "schedule-literature": "schedule"}
+              "schedule-literature": "schedule", "schedule-allreduce": "schedule",
+              "schedule-reduce": "schedule", "schedule-all-port": "schedule"}
 
 #: Options whose bad values are in fact accepted (documented meaning).
 _OK_VALUES = {("--seed", "0"), ("--workers", "0"), ("--word-seed", "0"), ("--pnr-seed", "0"),
@@ -477,7 +488,8 @@ def _dir_output_cases() -> list[tuple[str, str, str]]:
 
 _SUFFIX = {"plot": ".png", "plot-schedule": ".png", "literature-table": ".png",
            "hwsim": ".vcd", "waves": ".txt", "schedule": ".json", "schedule-run": ".json",
-           "schedule-rd": ".json"}
+           "schedule-rd": ".json", "schedule-allreduce": ".json", "schedule-reduce": ".json",
+           "schedule-all-port": ".json"}
 
 
 def catalogue() -> list[Probe]:
