@@ -67,3 +67,10 @@ def test_check_lists_every_problem(tmp_path, capsys):
     got = json.loads(capsys.readouterr().out)
     assert got["error"] == got["problems"][0] and len(got["problems"]) == 3
     assert got["more_problems"] is False
+
+
+def test_large_schedules_get_the_first_problem_only(monkeypatch):
+    import pipegossip.model.schedules.problems as pr
+    monkeypatch.setattr(pr, "MAX_REPEAT_MESSAGES", 6)
+    found, more = problems(_bad())  # 7 messages
+    assert len(found) == 1 and more
