@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             action.help += "; every algorithm but hypercube recursive-doubling (--k)"
     g = p.add_argument_group("generators")
     g.add_argument("--topology", default="complete", metavar="NAME",
-                   help="complete (default) or, for recursive-doubling, hypercube")
+                   help="complete (default) or, for recursive-doubling, hypercube; reduce, "
+                   "allreduce, all-port: any topology but explicit")
     g.add_argument("--k", type=positive_int, help="hypercube dimension (n = 2^k)")
     g.add_argument("--p", type=positive_int, default=None,
                    help="declare a packet limit; refused if the schedule breaks it")
