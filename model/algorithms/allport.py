@@ -19,7 +19,7 @@ token needs ``diameter`` hops), see :func:`..schedules.bounds.allport_gossip_rou
   then the item after ``v`` in cyclic id order (so neighbours ask for
   different items). Receivers choose independently because under ``Fstar``
   a sender may send a different word on each of its edges. Measured (tests
-  and docs/schedules.md): the bound on hypercubes k = 2..8 and on the tori
+  and docs/schedules.md): the bound on hypercubes k = 2..9 and on the tori
   tried, but for 2 x 5 (one round above).
 
 No node ever receives an item twice, so every schedule here is also a valid
