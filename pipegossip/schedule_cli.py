@@ -18,6 +18,7 @@ from .model.schedules.ir import Schedule, dumps, load, loads
 from .model.schedules.validate import validate
 from .options import (add_config_arguments, checked_number, config_from_args, decimal,
                       positive_int)
+from .options import missing_config
 
 __all__ = ["register", "ALGORITHMS"]
 
@@ -112,10 +113,10 @@ def _generate(args: argparse.Namespace) -> Schedule:
     if args.algorithm == "run":
         if args.topology != "complete" or args.k is not None:
             raise UsageError("schedule run: a run is always on the complete graph")
-        if args.n is None:
-            raise UsageError("schedule run: --n is required")
         if args.order is None:
             args.order = "pipelined"
+        if missing_config(args):
+            raise UsageError("schedule run: --n is required (or --order FILE.json, which gives N)")
         return schedule_of_config(config_from_args(args))
     given = [f"--{k}" for k, d in _RUN_ONLY.items() if getattr(args, k) != d]
     if given:
@@ -188,7 +189,7 @@ def _load(path: str) -> Schedule:
 
 def cmd_check(args: argparse.Namespace) -> int:
     s = _load(args.file)
-    v = validate(s)
+    v = validate(s, knowledge=True)
     if args.format == "json":
         out = v.to_json()
         out["bounds"] = [{"metric": b.metric, "value": b.value, "kind": b.kind,

@@ -24,6 +24,7 @@ from .limits import check_budget, check_fabric, check_model_memory
 from .model.engine import simulate
 from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, decimal,
                       nonnegative_int, positive_int, progress_printer, refuse_given, word_width)
+from .options import missing_config
 from .sim.cosim import CosimResult, cosimulate
 from .sim.judge import model_result
 from .sim.runner import SIMULATORS, CosimError
@@ -238,7 +239,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     if args.schedule:
         return _cosim_schedule(args)
     refuse_given(args, (("--depth", "depth", None),), "only with --schedule")
-    missing = [f for f, v in (("--n", args.n), ("--order", args.order)) if v is None]
+    missing = missing_config(args)
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)} "
                          "(or --schedule FILE.json)")
