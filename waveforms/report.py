@@ -8,9 +8,9 @@ first differences. A final section sets our Table 8 (identity order,
 Algorithm 2, ``any``) beside the paper's.
 
 This module loads the sources and computes the verdicts; the page itself is
-rendered from Jinja2 templates by :mod:`.report_html` (``render_report`` is
-re-exported here). It needs no network: CSS is inline and every figure is a
-PNG embedded as a ``data:`` URI.
+rendered from Jinja2 templates by :mod:`.report_html`, which imports this
+module (never the other way round). The page needs no network: CSS is inline
+and every figure is a PNG embedded as a ``data:`` URI.
 """
 
 from __future__ import annotations
@@ -26,11 +26,9 @@ from .dump import DUMP_SUFFIXES
 from ..sim.judge import Verdict, judge
 from .readback import Readback, read_dump
 from .reference import reference_for
-from .report_html import render_report
 from .sources import Source, load_source, model_table
 
-__all__ = ["ReportItem", "hardware_verdict", "build_items", "render_report",
-           "split_item_spec", "MAX_TABLE8_N"]
+__all__ = ["ReportItem", "hardware_verdict", "build_items", "split_item_spec", "MAX_TABLE8_N"]
 
 #: Table 8 goes up to this N unless told otherwise (the paper's last row).
 MAX_TABLE8_N = 2048

@@ -1,7 +1,7 @@
 """The HTML page of ``pipegossip report``, rendered from Jinja2 templates.
 
-:mod:`.report` loads the sources and computes the verdicts; this module
-turns them into the data the page shows (metrics as text, figures as
+:mod:`.report` loads the sources and computes the verdicts (imported from
+here, so the imports go one way); this module turns them into the data the page shows (metrics as text, figures as
 base64 PNGs, Table 8 rows) and renders ``templates/report.html.j2``, which
 includes ``item.html.j2`` per configuration and ``table8.html.j2``.
 
@@ -17,7 +17,6 @@ import datetime
 import html
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import jinja2
 import numpy as np
@@ -27,9 +26,7 @@ from .. import __version__
 from ..model.closed_forms import identity_length, pipelined_length
 from ..model.config import RunConfig
 from ..model.runtable import RunTable
-
-if TYPE_CHECKING:
-    from .report import ReportItem
+from .report import ReportItem
 
 __all__ = ["render_report"]
 
