@@ -21,8 +21,11 @@ __all__ = ["activity_grid", "schedule_figure", "plot_schedule"]
 #: Largest grid drawn cell by cell; bigger schedules are refused (unreadable anyway).
 MAX_CELLS = 4_000_000
 
-#: Above this many (sender, receiver) links the arcs are drawn without end marks.
+#: Above this many (sender, receiver) links the lines are drawn without end
+#: marks, and above the second not at all (they would fill the grid solid
+#: and take minutes to render).
 _MARKED_LINKS = 4000
+_DRAWN_LINKS = 100_000
 
 _ACTIVITY = ("#f4f4f4", "#fbd3b0", "#bfe6da", "#d5d3ea")
 _LINK = "#3b3b3b"
@@ -64,18 +67,22 @@ def schedule_figure(s: Schedule, v: Validation) -> Figure:
     # at distance 1, 2, 4 ... stand out instead of one full block.
     r, src, dst = _links(s, rounds)
     left, right = r - 0.38, r + 0.38
-    ax.add_collection(LineCollection(np.stack([np.c_[left, src], np.c_[right, dst]], axis=1),
-                                     colors=_LINK, linewidths=1.0 if len(r) < 2000 else 0.4,
-                                     alpha=0.85))
     handles = [Patch(facecolor=c, edgecolor="#999999", label=t) for c, t in
                zip(_ACTIVITY, ("idle", "sends", "receives", "sends and receives"))]
-    if len(r) <= _MARKED_LINKS:
-        ax.plot(left, src, "o", color=_LINK, markersize=3, linestyle="none")
-        ax.plot(right, dst, ">", color=_LINK, markersize=4, linestyle="none")
-        handles.append(Line2D([], [], color=_LINK, marker=">", markersize=4,
-                              label="sender o -> receiver >"))
+    if len(r) > _DRAWN_LINKS:
+        handles.append(Patch(facecolor="none", edgecolor="none",
+                             label=f"{len(r):,} transfers: too many to draw"))
     else:
-        handles.append(Line2D([], [], color=_LINK, label="sender (left) -> receiver (right)"))
+        ax.add_collection(LineCollection(np.stack([np.c_[left, src], np.c_[right, dst]], axis=1),
+                                         colors=_LINK, linewidths=1.0 if len(r) < 2000 else 0.4,
+                                         alpha=0.85))
+        if len(r) <= _MARKED_LINKS:
+            ax.plot(left, src, "o", color=_LINK, markersize=3, linestyle="none")
+            ax.plot(right, dst, ">", color=_LINK, markersize=4, linestyle="none")
+            handles.append(Line2D([], [], color=_LINK, marker=">", markersize=4,
+                                  label="sender o -> receiver >"))
+        else:
+            handles.append(Line2D([], [], color=_LINK, label="sender (left) -> receiver (right)"))
     ax.set_xlim(0.5, rounds + 0.5)
     ax.set_ylim(s.n - 0.5, -0.5)
     name = s.origin.get("algorithm") or "schedule"
