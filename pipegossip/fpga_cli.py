@@ -178,6 +178,8 @@ def _prepare_job(args: argparse.Namespace):
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
                      "to --fabric fsm only; the schedule fabric is sized by --n, --width, "
                      "--depth, --slots and runs any schedule loaded at run time")
+        if args.n is None:
+            raise UsageError("the following arguments are required: --n")
         depth = 64 if args.depth is None else args.depth
         check_fabric_size(args.n, args.width, depth, args.slots or args.n,
                           f"the schedule fabric for N={args.n:,}, width {args.width}, "

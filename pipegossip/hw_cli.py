@@ -10,6 +10,7 @@ from .files import atomic_output, atomic_write
 from .schedule_hw_cli import SIZE_OPTIONS, add_size_arguments
 from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, int_list,
                       positive_int, progress_printer, refuse_given, word_width, word_widths)
+from .options import missing_config
 
 __all__ = ["register"]
 
@@ -86,7 +87,7 @@ def cmd_verilog(args: argparse.Namespace) -> int:
         return _verilog_schedule(args)
     refuse_given(args, SIZE_OPTIONS,
                  "only to --fabric schedule")
-    missing = [f for f, v in (("--n", args.n), ("--order", args.order)) if v is None]
+    missing = missing_config(args)
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)}")
     config = config_from_args(args)

@@ -19,7 +19,8 @@ from .model.errors import ConfigError
 from .model.orders import FAMILIES, load_orders
 
 __all__ = ["add_config_arguments", "checked_number", "choice_list", "config_from_args", "decimal",
-           "int_list", "positive_int", "progress_printer", "word_width", "word_widths"]
+           "int_list", "missing_config", "positive_int", "progress_printer", "word_width",
+           "word_widths"]
 
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
@@ -153,20 +154,28 @@ positive_int = at_least(1)
 nonnegative_int = at_least(0)
 
 
+class DefaultN(int):
+    """``--n``'s default, told apart from the same number typed by the user:
+    an order file gives its own N, which a default must not contradict."""
+
+
 def add_config_arguments(parser: argparse.ArgumentParser, *, n_default: int | None = None,
                          order_default: str | None = None,
                          required: bool = True) -> None:
     """Add the configuration options to ``parser``.
 
-    ``required=False`` leaves ``--n`` and ``--order`` optional without a
-    default, for commands where another option (``--fabric schedule``,
-    ``--schedule``) replaces them; the command then checks what it needs.
+    ``required=False`` leaves ``--order`` optional without a default, for
+    commands where another option (``--fabric schedule``, ``--schedule``)
+    replaces it; the command then checks what it needs (:func:`missing_config`).
+    ``--n`` is never required here: an order file gives N, so
+    :func:`config_from_args` asks for it only with an order family.
     """
     g = parser.add_argument_group("configuration")
-    g.add_argument("--n", type=decimal, required=required and n_default is None,
-                   default=n_default,
-                   metavar="N", help="number of processors (>= 2)"
-                   + (f"; default {n_default}" if n_default is not None else ""))
+    g.add_argument("--n", type=decimal, default=None if n_default is None else DefaultN(n_default),
+                   metavar="N", help="number of processors (>= 2); "
+                   + (f"default {n_default}" if n_default is not None else
+                      "required with an order family")
+                   + ", taken from the file with an order file")
     g.add_argument("--order", required=required and order_default is None,
                    default=order_default,
                    metavar="|".join(FAMILIES) + "|PATH.json",
@@ -207,8 +216,27 @@ def refuse_given(args: argparse.Namespace, options, where: str) -> None:
         raise ConfigError(f"{', '.join(given)} {verb} {where}")
 
 
+def missing_config(args: argparse.Namespace) -> list[str]:
+    """The options the configuration still lacks: ``--order``, and ``--n``
+    unless the order is a file (which gives N)."""
+    missing = ["--order"] if args.order is None else []
+    if args.n is None and (args.order is None or args.order in FAMILIES):
+        missing.insert(0, "--n")
+    return missing
+
+
+def _check_size(args: argparse.Namespace, n: int) -> None:
+    # Before the orders (N^2 entries) or anything else is allocated.
+    check_model_memory(n, max(1, args.sessions or 1))
+    if getattr(args, "width", None) is not None:  # commands that build hardware
+        check_fabric(n, args.width)
+
+
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """Build and validate the configuration the options describe.
+
+    With an order file N is the file's; a ``--n`` the user typed must agree
+    with it (a default gives way).
 
     Raises
     ------
@@ -217,24 +245,28 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     """
     options = dict(receive=args.receive, substitute=args.substitute,
                    sessions=args.sessions, channels=args.channels)
-    if args.n is not None:
-        # Before the orders (N^2 entries) or anything else is allocated.
-        check_model_memory(args.n, max(1, args.sessions or 1))
-        if getattr(args, "width", None) is not None:  # commands that build hardware
-            check_fabric(args.n, args.width)
     if args.order in FAMILIES:
+        if args.n is None:
+            raise ConfigError(f"--n N is required with --order {args.order} "
+                              "(an order file gives N itself)")
+        _check_size(args, args.n)
         if args.seed is not None and args.order != "random":
             raise ConfigError(f"--seed applies only to --order random, not {args.order!r}")
         seed = args.seed
         if args.order == "random" and seed is None:
             seed = 0
         return RunConfig.family(args.n, args.order, seed, **options)
+    typed_n = None if args.n is None or isinstance(args.n, DefaultN) else args.n
+    if typed_n is not None:
+        _check_size(args, typed_n)
     if not (args.order.endswith(".json") or os.path.sep in args.order or os.path.exists(args.order)):
         raise ConfigError(f"unknown order {args.order!r} (expected one of "
                           f"{', '.join(FAMILIES)} or a JSON file)")
     if args.seed is not None:
         raise ConfigError("--seed applies only to --order random, not to an order file")
     orders = load_orders(args.order)
-    if args.n is not None and len(orders) != args.n:
-        raise ConfigError(f"--n is {args.n} but {args.order} holds {len(orders)} orders")
+    if typed_n is not None and len(orders) != typed_n:
+        raise ConfigError(f"--n {typed_n} disagrees with {args.order}, which holds "
+                          f"{len(orders)} orders (leave --n out: the file gives N)")
+    _check_size(args, len(orders))
     return RunConfig.explicit(orders, **options)

@@ -19,6 +19,7 @@ from .model.schedules.ir import Schedule, dumps, load, loads
 from .model.schedules.validate import validate
 from .options import (add_config_arguments, checked_number, config_from_args, decimal,
                       positive_int)
+from .options import missing_config
 
 __all__ = ["register", "ALGORITHMS"]
 
@@ -69,7 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("plot-schedule", help="draw a schedule: nodes x rounds, knowledge growth")
+    p = sub.add_parser("plot-schedule", help="draw a schedule: who sends to whom per round, "
+                       "and progress to the primitive's goal")
     p.add_argument("file", metavar="FILE")
     p.add_argument("-o", "--output", required=True, metavar="FILE.png|FILE.svg")
     p.set_defaults(func=cmd_plot)
@@ -119,10 +121,10 @@ def _generate(args: argparse.Namespace) -> Schedule:
     if args.algorithm == "run":
         if args.topology != "complete" or args.k is not None:
             raise UsageError("schedule run: a run is always on the complete graph")
-        if args.n is None:
-            raise UsageError("schedule run: --n is required")
         if args.order is None:
             args.order = "pipelined"
+        if missing_config(args):
+            raise UsageError("schedule run: --n is required (or --order FILE.json, which gives N)")
         return schedule_of_config(config_from_args(args))
     given = [f"--{k}" for k, d in _RUN_ONLY.items() if getattr(args, k) != d]
     if given:
@@ -227,7 +229,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if s.n * s.rounds_total > MAX_CELLS:
         raise UsageError(f"{args.file}: {s.n} nodes x {s.rounds_total} rounds is too large "
                          f"to draw (limit {MAX_CELLS} cells)")
-    v = validate(s, knowledge=True)
+    v = validate(s)
     if not v.valid:
         print(f"pipegossip plot-schedule: invalid: {v.error}", file=sys.stderr)
         return 1

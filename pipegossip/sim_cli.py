@@ -24,6 +24,7 @@ from .limits import check_budget, check_fabric, check_model_memory
 from .model.engine import simulate
 from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, decimal,
                       nonnegative_int, positive_int, progress_printer, refuse_given, word_width)
+from .options import missing_config
 from .sim.cosim import CosimResult, cosimulate
 from .sim.judge import model_result
 from .sim.runner import SIMULATORS, CosimError
@@ -80,8 +81,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "with all outputs in one folder",
                        description="Generate the Verilog of a fabric (default N=8, pipelined, "
                        "width 8), co-simulate it on Verilator, check it against the model "
-                       "and leave the Verilog, both run-tables, a utilisation plot and the "
-                       "VCD waveform in one folder. Exit 0 on a match, 1 on a mismatch.")
+                       "and leave the Verilog, both run-tables, a utilisation plot, the "
+                       "VCD waveform and an HTML report in one folder. Exit 0 on a match, 1 "
+                       "on a mismatch.")
     add_config_arguments(d, n_default=8, order_default="pipelined")
     _add_sim_arguments(d)
     d.add_argument("-o", "--output", default="out/demo", metavar="DIR",
@@ -238,7 +240,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     if args.schedule:
         return _cosim_schedule(args)
     refuse_given(args, (("--depth", "depth", None),), "only with --schedule")
-    missing = [f for f, v in (("--n", args.n), ("--order", args.order)) if v is None]
+    missing = missing_config(args)
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)} "
                          "(or --schedule FILE.json)")
@@ -271,6 +273,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .plots import save_figure, utilization_figure
     from .waveforms.gtkw import write_gtkw
     from .waveforms.portdump import nest_root_scope
+    from .waveforms.report import config_item
+    from .waveforms.report_html import render_report
 
     config = config_from_args(args)
     out = Path(args.output)
@@ -301,12 +305,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
             result.waveform = out / f"{slug}.vcd"
             result.gtkw = out / f"{slug}.gtkw"
             atomic_write(tmp / "summary.json", json.dumps(cosim_json(result), indent=1) + "\n")
+            # The page reads the dump back on its own: a second, independent verdict.
+            item = config_item(config, tmp / f"{slug}.vcd", label=slug)
+            item.dump = result.waveform
+            atomic_write(tmp / "report.html", render_report(
+                [item], None, title=f"pipegossip demo: {slug}"))
     except (CosimError, ToolchainError) as e:
         return _fail("demo", e)
     sys.stdout.write(_text_summary(result).replace(str(tmp), str(out)))
     print(f"outputs in {out}/:")
     for f in sorted(out.iterdir()):
         print(f"  {f.name}")
+    print(f"report: {out / 'report.html'} (open it in a browser)")
     return 0 if result.match else 1
 
 

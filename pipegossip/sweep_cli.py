@@ -15,7 +15,7 @@ import io
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .files import atomic_directory, atomic_write
@@ -146,7 +146,8 @@ def cmd_conjecture21(args: argparse.Namespace) -> int:
                                         if r["N"] & (r["N"] - 1)]}
         _save(efficiency_figure({k: v for k, v in series.items() if v},
                                 title="Conjecture 21: identity + Algorithm 2 + any, "
-                                f"N = 2..{rows[-1]['N']}"), figure)
+                                f"N = 2..{rows[-1]['N']}",
+                                failed=[o.job.config.get("n") for o in run.failures]), figure)
     if args.format == "json":
         print(json.dumps({"sweep": "conjecture21", "rows": rows,
                           "smallest_n_below_two_thirds": first,
@@ -209,30 +210,56 @@ def _below_two_thirds(row: dict) -> bool:
     return 3 * row["used"] < 2 * row["N"] * row["L"]
 
 
-def efficiency_figure(series: dict[str, list[tuple[int, float]]], title: str = ""):
-    """E versus N (log2 axis) per series, against the paper's 2/3 line."""
+def efficiency_figure(series: dict[str, list[tuple[int, float]]], title: str = "",
+                      failed: Sequence[int] = ()):
+    """E versus N (log2 axis) per series, against the paper's 2/3 line.
+
+    A series spanning powers of two and 3 x 2^k is drawn as one line per
+    kind of N (marker and dash tell them apart); ``failed`` N are marked.
+    """
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 4.2))
+    from .plots import SIZE_FAMILIES, size_family
+
+    fig = Figure(figsize=(9, 4.4), layout="constrained")
     ax = fig.add_subplot()
-    for label, points in series.items():
-        points = sorted(points)
-        ax.plot([n for n, _ in points], [100 * e for _, e in points], marker="o", ms=3,
-                label=label)
-    ax.axhline(200 / 3, color="crimson", ls="--", lw=1, label="2/3 (Conjecture 21)")
+    colours = ("#00798c", "#d1495b", "#edae49", "#66a182", "#2e4057", "#8d96a3")
+    for k, (label, points) in enumerate(series.items()):
+        kinds = {size_family(n) for n, _ in points}
+        for kind, marker, style, filled in SIZE_FAMILIES:
+            pts = sorted(p for p in points if size_family(p[0]) == kind)
+            if not pts:
+                continue
+            colour = colours[k % len(colours)]
+            ax.plot([n for n, _ in pts], [100 * e for _, e in pts], style, marker=marker, ms=4,
+                    color=colour, markerfacecolor=colour if filled else "white",
+                    label=label if len(kinds) == 1 else f"{label}, N = {kind}")
+    ax.axhline(200 / 3, color="#555555", ls="-.", lw=1, label="2/3 (Conjecture 21)")
+    _mark_failed(ax, failed)
     return _versus_n(fig, ax, "E (%)", title)
+
+
+def _mark_failed(ax, failed: Sequence[int]) -> None:
+    from .plots import mark_missing
+
+    mark_missing(ax, sorted(set(failed)), "failed or timed out (no value)")
 
 
 def _versus_n(fig, ax, ylabel: str, title: str | None = None):
     """Finish a figure of something versus N: log2 N axis, labels, grid, legend."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    from .plots import fitted_title, legend_outside
+
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(ScalarFormatter())  # 64, not 2^6: N is read as a count
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("N (processors)")
     ax.set_ylabel(ylabel)
-    if title is not None:
-        ax.set_title(title)
+    if title:
+        ax.set_title(fitted_title(title, fig.get_figwidth() - 3.0))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    legend_outside(ax)
     return fig
 
 
@@ -253,20 +280,31 @@ def _cells(result: dict) -> float | None:
     return value if isinstance(value, (int, float)) else None
 
 
-def _fpga_figure(records: list[dict], value: Callable[[dict], float], ylabel: str):
-    """``value(result)`` versus N, one curve per device and feature."""
+def _fpga_figure(records: list[dict], value: Callable[[dict], float], ylabel: str,
+                 failed: Sequence[int] = ()):
+    """``value(result)`` versus N, one curve per device, feature and kind of N."""
     from matplotlib.figure import Figure
+
+    from .plots import SIZE_FAMILIES, size_family
 
     series = defaultdict(list)
     for r in records:
         res = r["result"]
         label = " ".join(str(res[k]) for k in ("device", "feature") if k in res) or r["job"]
         series[label].append((_n(res), value(res)))
-    fig = Figure(figsize=(7, 4.2))
+    fig = Figure(figsize=(9, 4.4), layout="constrained")
     ax = fig.add_subplot()
-    for label, points in sorted(series.items()):
-        points.sort()
-        ax.plot([n for n, _ in points], [v for _, v in points], marker="o", ms=3, label=label)
+    colours = ("#00798c", "#d1495b", "#edae49", "#66a182", "#2e4057", "#8d96a3")
+    for k, (label, points) in enumerate(sorted(series.items())):
+        colour = colours[k % len(colours)]
+        kinds = {size_family(n) for n, _ in points}
+        for kind, marker, style, filled in SIZE_FAMILIES:
+            pts = sorted(p for p in points if size_family(p[0]) == kind)
+            if pts:
+                ax.plot([n for n, _ in pts], [v for _, v in pts], style, marker=marker, ms=4,
+                        color=colour, markerfacecolor=colour if filled else "white",
+                        label=label if len(kinds) == 1 else f"{label}, N = {kind}")
+    _mark_failed(ax, failed)
     return _versus_n(fig, ax, ylabel)
 
 
@@ -311,15 +349,18 @@ def cmd_sweep_report(args: argparse.Namespace) -> int:
         atomic_write(tmp / "results.csv", _csv(records))
         atomic_write(tmp / "results.json", json.dumps(records, indent=1, sort_keys=True) + "\n")
         atomic_write(tmp / "failures.json", json.dumps(failures, indent=1, sort_keys=True) + "\n")
+        failed_n = [n for n in (_n(row.get("config") or {}) for row in failures) if n]
         if efficiency:
-            _save(efficiency_figure(efficiency, title="E versus N"), tmp / "efficiency.png")
+            _save(efficiency_figure(efficiency, title="E versus N", failed=failed_n),
+                  tmp / "efficiency.png")
             written.append("efficiency.png")
         cells = [r for r in fpga if _cells(r["result"]) is not None]
         if cells:
-            _save(_fpga_figure(cells, _cells, "logic cells"), tmp / "cells.png")
+            _save(_fpga_figure(cells, _cells, "logic cells", failed_n), tmp / "cells.png")
             written.append("cells.png")
         if fpga:
-            _save(_fpga_figure(fpga, lambda res: res["fmax_mhz"], "Fmax (MHz)"), tmp / "fmax.png")
+            _save(_fpga_figure(fpga, lambda res: res["fmax_mhz"], "Fmax (MHz)", failed_n),
+                  tmp / "fmax.png")
             written.append("fmax.png")
     print(f"sweep-report: {len(records)} result(s), {len(failures)} failure(s) -> "
           f"{output}: {', '.join(written)}", file=sys.stderr)

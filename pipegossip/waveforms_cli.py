@@ -17,7 +17,8 @@ from .waveforms.gtkw import write_gtkw
 from .waveforms.readback import read_dump
 from .model.paper import paper_cases
 from .waveforms.reference import REFERENCE_DIR, check_references, write_references
-from .waveforms.report import MAX_TABLE8_N, build_items, render_report
+from .waveforms.report import MAX_TABLE8_N, build_items
+from .waveforms.report_html import render_report
 from .waveforms.sources import load_source
 
 __all__ = ["register"]

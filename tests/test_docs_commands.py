@@ -26,6 +26,12 @@ blank lines may separate them from it; several may be stacked)
     ``<!-- docs-test: timeout 300 -->``    seconds per command (default 90, or
                                            ``$PIPEGOSSIP_DOCS_TIMEOUT``)
 
+What a command may leave behind
+    Only files under ``out/`` (git-ignored) or ignored by the repository's
+    ``.gitignore``: the folder is a git work tree with that ``.gitignore``,
+    and a command after which ``git status`` shows a new untracked file
+    elsewhere fails, so no documented command litters a clone.
+
 ``python3 dev.py demo`` and ``python3 dev.py test`` are the README's set-up
 commands: they are skipped here (``tests/test_dev.py`` covers ``dev.py``).
 A marker that no block follows fails ``test_markers_are_attached``.
@@ -202,8 +208,22 @@ def _folder(block: Block, tmp_path_factory) -> tuple[Path, int]:
         if (ROOT / "examples").is_dir():
             shutil.copytree(ROOT / "examples", folder / "examples")
         (folder / ".venv").symlink_to(VENV)
+        shutil.copy(ROOT / ".gitignore", folder / ".gitignore")
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
         _FOLDERS[key] = (folder, 0)
     return _FOLDERS[key]
+
+
+def untracked(folder: Path) -> set[str]:
+    """What ``git status`` calls untracked in ``folder``, file by file."""
+    r = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=folder,
+                       capture_output=True, text=True, check=True)
+    return {line[3:] for line in r.stdout.splitlines() if line.startswith("?? ")}
+
+
+def littered(before: set[str], after: set[str]) -> list[str]:
+    """New untracked files that are not under ``out/``."""
+    return sorted(p for p in after - before if not p.startswith("out/"))
 
 
 @pytest.mark.parametrize("block,index", _params())
@@ -218,6 +238,7 @@ def test_command_runs_as_written(block: Block, index: int, tmp_path_factory):
         if r is None or r.returncode not in block.expected_exit:
             pytest.skip(f"the block's earlier command at line {lineno} failed")
     lineno, cmd = block.commands[index]
+    before = untracked(folder)
     r = _run(block, cmd, folder)
     _FOLDERS[key] = (folder, index + 1)
     where = f"{block.path.relative_to(ROOT)}:{lineno}"
@@ -230,6 +251,9 @@ def test_command_runs_as_written(block: Block, index: int, tmp_path_factory):
     assert r.returncode in block.expected_exit, (
         f"{where}: `{cmd}` exited {r.returncode}, the doc promises "
         f"{sorted(block.expected_exit)}\n{tail}")
+    stray = littered(before, untracked(folder))
+    assert not stray, (f"{where}: `{cmd}` leaves files outside out/ that git would show: "
+                       + ", ".join(stray[:8]))
 
 
 def test_markers_are_attached():
@@ -249,6 +273,18 @@ def test_markers_are_known():
         if block.markers and not block.commands:
             bad.append(f"{block.where}: markers on a block without commands")
     assert not bad, "unknown docs-test markers (skip/slow need a reason): " + "; ".join(bad)
+
+
+def test_litter_outside_out_is_seen(tmp_path):
+    # The check above on a made-up block: a plot in the folder's root and a
+    # file under a git-ignored folder (sim_build/) beside one under out/.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    shutil.copy(ROOT / ".gitignore", tmp_path / ".gitignore")
+    before = untracked(tmp_path)
+    for name in ("plot.png", "out/plot.png", "sim_build/x.o", "examples/new.json"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x")
+    assert littered(before, untracked(tmp_path)) == ["examples/new.json", "plot.png"]
 
 
 def test_commands_are_found():

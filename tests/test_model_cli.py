@@ -103,7 +103,7 @@ def test_order_file_with_wrong_count_and_bad_json(tmp_path):
     assert out.returncode == 2 and "is not valid JSON" in out.stderr
     path.write_text("[[1], [0]]")
     out = cli("run", "--n", "3", "--order", str(path))
-    assert out.returncode == 2 and "--n is 3 but" in out.stderr and "holds 2 orders" in out.stderr
+    assert out.returncode == 2 and "--n 3 disagrees" in out.stderr and "holds 2 orders" in out.stderr
 
 
 def test_huge_table_is_refused_with_advice():

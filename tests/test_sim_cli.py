@@ -124,7 +124,11 @@ def test_demo_leaves_everything_in_one_folder(capsys, tmp_path):
     files = {p.name for p in out_dir.iterdir()}
     slug = "n8-pipelined-ordered-w8"
     assert {f"{slug}.v", f"{slug}.vcd", f"{slug}.gtkw", "model.runtable.txt",
-            "hardware.runtable.txt", "utilization.png", "summary.json"} <= files
+            "hardware.runtable.txt", "utilization.png", "summary.json", "report.html"} <= files
+    # the report judges the dump again, names it where it now is, and says where it is
+    page = (out_dir / "report.html").read_text()
+    assert 'class="verdict pass">Hardware (' + str(out_dir / f"{slug}.vcd") in page
+    assert f"report: {out_dir / 'report.html'}" in printed
     assert str(out_dir / f"{slug}.vcd") in (out_dir / f"{slug}.gtkw").read_text() or \
         f"{slug}.ports.vcd" in (out_dir / f"{slug}.gtkw").read_text()
     assert (out_dir / f"{slug}.v").read_text().lstrip().startswith("//")

@@ -12,7 +12,9 @@ header names the configuration (the configuration line) and the source::
 The cases are the paper's tables of :mod:`pipegossip.model.paper`;
 :func:`write_references` regenerates the files from them and
 :func:`check_references` says which differ. :func:`reference_for` finds the
-reference of a configuration from the files alone.
+reference of a configuration from the files alone, through
+:func:`config_from_header` (the configuration any run-table header names,
+which :mod:`.sources` also uses: the import goes from there to here only).
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from pathlib import Path
 from ..files import atomic_write
 from ..model.config import RunConfig
 from ..model.engine import simulate
+from ..model.orders import FAMILIES
 from ..model.paper import TITLE, PaperCase, paper_cases
 from ..model.runtable import RunTable
 
 __all__ = [
     "REFERENCE_DIR", "reference_filename", "render_reference",
     "write_references", "check_references", "reference_for", "reference_path", "references",
+    "config_from_header",
 ]
 
 #: Where the reference run-tables live (package data of ``pipegossip.waveforms``).
@@ -80,9 +84,29 @@ def check_references(cases: tuple[PaperCase, ...] | None = None,
     return stale
 
 
+def config_from_header(fields: dict[str, str]) -> RunConfig | None:
+    """The configuration a run-table header names (docs/reference.md), if complete.
+
+    Explicit orders are not in the header line, so they give None, as do
+    headers without ``N`` and ``order``.
+    """
+    try:
+        order = fields["order"]
+        if order not in FAMILIES:
+            return None
+        channels = fields.get("channels", "none")
+        return RunConfig.family(
+            int(fields["N"]), order, int(fields["seed"]) if order == "random" else None,
+            receive=fields.get("receive", "ordered"),
+            substitute=fields.get("substitute", "off") == "on",
+            sessions=int(fields.get("sessions", "1")),
+            channels=None if channels == "none" else int(channels))
+    except (KeyError, ValueError):
+        return None
+
+
 def references(ref_dir: str | Path = REFERENCE_DIR) -> dict[str, tuple[Path, RunConfig | None]]:
     """Reference name -> (file, configuration named by its header)."""
-    from .sources import config_from_header
     out = {}
     for path in sorted(Path(ref_dir).glob("*.txt")):
         table = RunTable.read(path)

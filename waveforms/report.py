@@ -8,9 +8,9 @@ first differences. A final section sets our Table 8 (identity order,
 Algorithm 2, ``any``) beside the paper's.
 
 This module loads the sources and computes the verdicts; the page itself is
-rendered from Jinja2 templates by :mod:`.report_html` (``render_report`` is
-re-exported here). It needs no network: CSS is inline and every figure is a
-PNG embedded as a ``data:`` URI.
+rendered from Jinja2 templates by :mod:`.report_html`, which imports this
+module (never the other way round). The page needs no network: CSS is inline
+and every figure is a PNG embedded as a ``data:`` URI.
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ from .dump import DUMP_SUFFIXES
 from ..sim.judge import Verdict, judge
 from .readback import Readback, read_dump
 from .reference import reference_for
-from .report_html import render_report
 from .sources import Source, load_source, model_table
 
-__all__ = ["ReportItem", "hardware_verdict", "build_items", "render_report",
-           "split_item_spec", "MAX_TABLE8_N"]
+__all__ = ["ReportItem", "hardware_verdict", "build_items", "config_item", "split_item_spec",
+           "MAX_TABLE8_N"]
 
 #: Table 8 goes up to this N unless told otherwise (the paper's last row).
 MAX_TABLE8_N = 2048
@@ -84,30 +83,44 @@ def build_items(specs: list[str], top: str | None = None) -> list[ReportItem]:
     for k, spec in enumerate(specs, 1):
         head, dump = split_item_spec(spec)
         try:
-            src = load_source(head, top=top)
-            item = ReportItem(spec, src)
-            if dump is not None:
-                if src.kind == "dump":
-                    raise FormatError("attach a dump to a configuration or a run-table, "
-                                      "not to another dump")
-                rb = read_dump(dump, top=top)
-                item.dump = Path(dump)
-                if src.config is None:
-                    raise FormatError(f"{head!r} names no configuration to hold the dump "
-                                      "against")
-                item.verdict = hardware_verdict(rb, src.config)
-                item.readback = rb
-            elif src.kind == "dump":
-                item.notes.append("no configuration given, so no hardware-versus-model verdict "
-                                  "(write CONFIG@" + src.spec + ")")
+            item = _finished(ReportItem(spec, load_source(head, top=top)), dump, top)
         except (ConfigError, FormatError) as e:
             raise type(e)(f"report item {k} ({spec!r}): {e}") from None
-        cfg = src.config
-        if cfg is not None:
-            if src.kind in ("text", "reference"):
-                item.model_equal = src.table == model_table(cfg)
-            item.reference = reference_for(cfg)
-            if item.reference is not None:
-                item.reference_equal = RunTable.read(item.reference) == src.table
         items.append(item)
     return items
+
+
+def config_item(config: RunConfig, dump: str | Path, label: str | None = None,
+                top: str | None = None) -> ReportItem:
+    """The report item of ``config`` held against ``dump``, from the
+    configuration itself rather than a ``key=value`` spec (``pipegossip
+    demo``'s page: any order file, whatever its path)."""
+    spec = label or config.header()
+    source = Source(spec, "config", f"model {config.header()}", model_table(config), config)
+    return _finished(ReportItem(spec, source), str(dump), top)
+
+
+def _finished(item: ReportItem, dump: str | None, top: str | None) -> ReportItem:
+    """``item`` with its dump's verdict and its paper reference filled in."""
+    src = item.source
+    if dump is not None:
+        if src.kind == "dump":
+            raise FormatError("attach a dump to a configuration or a run-table, "
+                              "not to another dump")
+        rb = read_dump(dump, top=top)
+        item.dump = Path(dump)
+        if src.config is None:
+            raise FormatError(f"{src.spec!r} names no configuration to hold the dump against")
+        item.verdict = hardware_verdict(rb, src.config)
+        item.readback = rb
+    elif src.kind == "dump":
+        item.notes.append("no configuration given, so no hardware-versus-model verdict "
+                          "(write CONFIG@" + src.spec + ")")
+    cfg = src.config
+    if cfg is not None:
+        if src.kind in ("text", "reference"):
+            item.model_equal = src.table == model_table(cfg)
+        item.reference = reference_for(cfg)
+        if item.reference is not None:
+            item.reference_equal = RunTable.read(item.reference) == src.table
+    return item

@@ -1,7 +1,7 @@
 """The HTML page of ``pipegossip report``, rendered from Jinja2 templates.
 
-:mod:`.report` loads the sources and computes the verdicts; this module
-turns them into the data the page shows (metrics as text, figures as
+:mod:`.report` loads the sources and computes the verdicts (imported from
+here, so the imports go one way); this module turns them into the data the page shows (metrics as text, figures as
 base64 PNGs, Table 8 rows) and renders ``templates/report.html.j2``, which
 includes ``item.html.j2`` per configuration and ``table8.html.j2``.
 
@@ -17,7 +17,6 @@ import datetime
 import html
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import jinja2
 import numpy as np
@@ -27,9 +26,7 @@ from .. import __version__
 from ..model.closed_forms import identity_length, pipelined_length
 from ..model.config import RunConfig
 from ..model.runtable import RunTable
-
-if TYPE_CHECKING:
-    from .report import ReportItem
+from .report import ReportItem
 
 __all__ = ["render_report"]
 
@@ -71,11 +68,12 @@ def _closed_form(cfg: RunConfig) -> tuple[str, int] | None:
     return None
 
 
-def _marked_figure(model: RunTable, got: RunTable, dump: Path | None):
+def _marked_figure(model: RunTable, got: RunTable, dump: Path | None, steps: int):
     """The dump's run-table picture with an x on every slot that differs from the model."""
     from ..plots import runtable_figure
     fig = runtable_figure(got, title=f"Read back from {dump.name if dump else 'the dump'}: "
-                          f"N = {got.n}, L = {got.length}; x = differs from the model")
+                          f"N = {got.n}, L = {got.length}; x = differs from the model",
+                          steps=steps)
     if got.n == model.n:
         length = min(got.length, model.length)
         differs = ((got.actions[:, :length] != model.actions[:, :length])
@@ -107,12 +105,16 @@ def _item_data(k: int, item: ReportItem) -> dict:
             metrics.append((f"closed form L = {cf[0]}", cf[1]))
     v = item.verdict
     whose = "" if v is None else (" (model and hardware)" if v.ok else " (model)")
+    # One time axis for every picture of the item: a dump that runs longer
+    # or shorter than the model is drawn to the same scale.
+    steps = max(length, item.readback.table.length if item.readback is not None else 0)
     figures = [_png(runtable_figure(table, title=f"Run-table{whose}, N = {table.n}, "
-                                    f"L = {length}"))]
+                                    f"L = {length}", steps=steps))]
     if v is not None and not v.ok and item.readback is not None:
-        figures.append(_png(_marked_figure(table, item.readback.table, item.dump)))
+        figures.append(_png(_marked_figure(table, item.readback.table, item.dump, steps)))
     figures.append(_png(utilization_figure(
-        table.used, n=table.n, title=f"Utilisation profile, L = {length}, mu = {mu:.3f}")))
+        table.used, n=table.n, title=f"Utilisation profile, L = {length}, mu = {mu:.3f}",
+        steps=steps)))
     reference = None
     if item.reference is not None:
         reference = dict(stem=item.reference.stem, name=item.reference.name,

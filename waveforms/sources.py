@@ -34,8 +34,9 @@ from ..limits import check_budget
 from ..options import config_from_args
 from .dump import DUMP_SUFFIXES
 from .readback import Readback, read_dump
+from .reference import config_from_header, reference_path
 
-__all__ = ["Source", "parse_config_spec", "config_from_header", "load_source", "is_config_spec"]
+__all__ = ["Source", "parse_config_spec", "load_source", "is_config_spec"]
 
 _KEYS = ("n", "order", "seed", "receive", "substitute", "sessions", "channels")
 _ON = {"on": True, "true": True, "yes": True, "1": True,
@@ -99,27 +100,6 @@ def parse_config_spec(text: str) -> RunConfig:
     return config_from_args(argparse.Namespace(**values))
 
 
-def config_from_header(fields: dict[str, str]) -> RunConfig | None:
-    """The configuration a run-table header names (docs/reference.md), if complete.
-
-    Explicit orders are not in the header line, so they give None, as do
-    headers without ``N`` and ``order``.
-    """
-    try:
-        order = fields["order"]
-        if order not in FAMILIES:
-            return None
-        channels = fields.get("channels", "none")
-        return RunConfig.family(
-            int(fields["N"]), order, int(fields["seed"]) if order == "random" else None,
-            receive=fields.get("receive", "ordered"),
-            substitute=fields.get("substitute", "off") == "on",
-            sessions=int(fields.get("sessions", "1")),
-            channels=None if channels == "none" else int(channels))
-    except (KeyError, ValueError):
-        return None
-
-
 @dataclass
 class Source:
     """A run-table and what it came from.
@@ -179,7 +159,6 @@ def load_source(spec: str, top: str | None = None, run: int = 1) -> Source:
     if path.is_file():
         table = RunTable.read(path)
         return Source(spec, "text", str(path), table, config_from_header(table.header_fields()))
-    from .reference import reference_path
     ref = reference_path(spec)
     if ref is not None:
         table = RunTable.read(ref)

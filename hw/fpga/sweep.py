@@ -250,38 +250,59 @@ def sweep_markdown(rows: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_sweep(rows: Sequence[dict], path: str | os.PathLike) -> None:
+def sweep_figure(rows: Sequence[dict]):
     """Fabric logic cells and Fmax versus N: one row of plots per device.
 
-    Colour is the feature variant, the line style the word width; the dotted
-    line on an Fmax plot is the device's constraint.
+    Colour is the feature variant, the marker the word width; powers of two
+    and 3 x 2^k are separate lines (dashed: 3 x 2^k). A design that does not
+    fit is a hollow triangle at its cell count (cells) or on the bottom edge
+    (Fmax); a failed, timed-out or unsupported point an x on the bottom edge.
+    The dotted line is the device's size (cells) or constraint (Fmax).
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
     from matplotlib.ticker import NullFormatter
+
+    from ...plots import SIZE_FAMILIES, mark_missing, size_family
 
     devices = list(dict.fromkeys(r["device"] for r in rows)) or ["none"]
     features = list(dict.fromkeys(r["feature"] for r in rows))
     widths = sorted({r["width"] for r in rows})
-    colours = dict(zip(features, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-    styles = dict(zip(widths, ["-", "--", ":", "-."]))
-    fig, axes = plt.subplots(len(devices), 2, figsize=(12, 4.2 * len(devices)), squeeze=False)
+    palette = ("#00798c", "#d1495b", "#edae49", "#66a182", "#2e4057", "#8d96a3")
+    colours = {f: palette[k % len(palette)] for k, f in enumerate(features)}
+    markers = dict(zip(widths, "os^Dv<>p"))
+    several = len({size_family(r["n"]) for r in rows}) > 1  # name the kind of N only then
+    fig = Figure(figsize=(14, 4.4 * len(devices)), layout="constrained")
+    axes = fig.subplots(len(devices), 2, squeeze=False)
     for (ax_cells, ax_fmax), device in zip(axes, devices):
         mine = [r for r in rows if r["device"] == device]
         for feature in features:
             for width in widths:
-                pts = sorted((r for r in mine if r["feature"] == feature
-                              and r["width"] == width and r["status"] == "ok"),
-                             key=lambda r: r["n"])
-                if not pts:
-                    continue
-                ns = [r["n"] for r in pts]
-                style = dict(color=colours.get(feature), linestyle=styles.get(width, "-"),
-                             marker="o", label=f"{feature} w{width}")
-                ax_cells.plot(ns, [r["fabric"] if r["fabric"] is not None else r["used"]
-                                   for r in pts], **style)
-                ax_fmax.plot(ns, [r["fmax_mhz"] for r in pts], **style)
+                ok = [r for r in mine if r["feature"] == feature and r["width"] == width
+                      and r["status"] == "ok"]
+                for kind, _, style, _ in SIZE_FAMILIES:
+                    pts = sorted((r for r in ok if size_family(r["n"]) == kind),
+                                 key=lambda r: r["n"])
+                    if not pts:
+                        continue
+                    ns = [r["n"] for r in pts]
+                    look = dict(color=colours[feature], linestyle=style,
+                                marker=markers.get(width, "o"), markersize=5,
+                                label=f"{feature} w{width}" + (f", N = {kind}" if several
+                                                                else ""))
+                    ax_cells.plot(ns, [r["fabric"] if r["fabric"] is not None else r["used"]
+                                       for r in pts], **look)
+                    ax_fmax.plot(ns, [r["fmax_mhz"] for r in pts], **look)
+        big = [r for r in mine if r["status"] == "does not fit"]
+        sized = [r for r in big if r["used"] is not None]
+        if sized:
+            ax_cells.plot([r["n"] for r in sized], [r["used"] for r in sized], "^",
+                          markersize=8, markerfacecolor="white", color="#a0321c",
+                          linestyle="none", label="does not fit (cells needed)")
+        mark_missing(ax_fmax, [r["n"] for r in big], "does not fit (cells needed)", marker="^",
+                     hollow=True)
+        for ax in (ax_cells, ax_fmax):
+            mark_missing(ax, [r["n"] for r in mine if r["status"] not in ("ok", "does not fit")],
+                         "failed, timed out or unsupported")
         constraint = next((r["constraint_mhz"] for r in mine if r["constraint_mhz"]), None)
         if constraint:
             ax_fmax.axhline(constraint, color="grey", linestyle=":", linewidth=1)
@@ -301,11 +322,19 @@ def plot_sweep(rows: Sequence[dict], path: str | os.PathLike) -> None:
                 ax.set_xticks(ns, [str(n) for n in ns])
             ax.set_xlabel("N (processors)")
             ax.grid(True, which="both", alpha=0.3)
-        if ax_fmax.lines:
-            ax_fmax.legend(fontsize="x-small", ncol=2)
-    fig.tight_layout()
+        if ax_fmax.lines or ax_cells.lines:
+            handles, labels = ax_cells.get_legend_handles_labels()
+            more = [(h, t) for h, t in zip(*ax_fmax.get_legend_handles_labels())
+                    if t not in labels]
+            ax_fmax.legend(handles + [h for h, _ in more], labels + [t for _, t in more],
+                           loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                           fontsize="small")
+    return fig
+
+
+def plot_sweep(rows: Sequence[dict], path: str | os.PathLike) -> None:
+    """:func:`sweep_figure` written as a PNG (atomically)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
+    sweep_figure(rows).savefig(buf, format="png", dpi=100)
     atomic_write(path, buf.getvalue())
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FormatError
+from .goal import goal_pairs
 from .ir import COMBINING, Q_ID, Schedule
 
 __all__ = ["ScheduleError", "Validation", "validate", "check", "items_per_node"]
@@ -456,15 +457,7 @@ def _has(K: np.ndarray, rows: np.ndarray, bits: np.ndarray) -> np.ndarray:
 
 def _missing(s: Schedule, K: np.ndarray, h: int, qbit: int) -> str | None:
     """Why the result is incomplete, or None."""
-    n = s.n
-    if s.primitive == "polling":
-        need, rows = np.arange(n), np.array([s.root])
-    elif s.primitive in ("gather", "reduce"):
-        need, rows = np.arange(n * h), np.array([s.root])
-    elif s.primitive == "broadcast":
-        need, rows = s.root + n * np.arange(h), np.arange(n)
-    else:
-        need, rows = np.arange(n * h), np.arange(n)
+    rows, need = goal_pairs(s, h)
     mask = np.zeros(K.shape[1], dtype=np.uint64)
     np.bitwise_or.at(mask, need >> 6, np.left_shift(np.uint64(1), (need & 63).astype(np.uint64)))
     lack = (K[rows] & mask) != mask  # (rows, words)
