@@ -13,8 +13,7 @@ from .literature_cli import LITERATURE_ALGORITHMS, literature_schedule
 from .network_cli import NETWORK_ALGORITHMS, add_network_arguments, network_schedule
 from .model.errors import ConfigError
 from .model.schedules.bounds import bounds_for
-from .model.errors import FormatError
-from .model.schedules.ir import Schedule, dumps, load, loads
+from .model.schedules.ir import Schedule, dumps, load
 from .model.schedules.validate import validate
 from .options import (add_config_arguments, checked_number, config_from_args, decimal,
                       positive_int)
@@ -176,18 +175,8 @@ def _metrics_text(s: Schedule, v) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _load(path: str) -> Schedule:
-    """A schedule file, or standard input for ``-``."""
-    if path != "-":
-        return load(path)
-    try:
-        return loads(sys.stdin.buffer.read())
-    except FormatError as e:
-        raise FormatError(f"<stdin>: {e}") from None
-
-
 def cmd_check(args: argparse.Namespace) -> int:
-    s = _load(args.file)
+    s = load(args.file)
     v = validate(s)
     if args.format == "json":
         out = v.to_json()
@@ -208,7 +197,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     fmt = "svg" if out.endswith(".svg") else "png" if out.endswith(".png") else None
     if fmt is None:
         raise UsageError(f"-o {out}: give a .png or .svg file name")
-    s = _load(args.file)
+    s = load(args.file)
     if s.n * s.rounds_total > MAX_CELLS:
         raise UsageError(f"{args.file}: {s.n} nodes x {s.rounds_total} rounds is too large "
                          f"to draw (limit {MAX_CELLS} cells)")
