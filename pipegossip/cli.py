@@ -109,21 +109,23 @@ _interrupted = threading.Event()
 _finished = threading.Event()
 
 
-def _stopping() -> None:
-    """Quiet the noise of a command being stopped (interrupt, SIGTERM, internal error).
+def _stopping(signalled: bool = True) -> None:
+    """Quiet the noise of a command being stopped (a signal, or an internal error).
 
     Amaranth warns at exit about every Elaboratable created but never
-    elaborated (``UnusedElaboratable``), which an interrupted build leaves by
-    the thousand; it silences them itself only for an exception that reaches
-    ``sys.excepthook``, which ours never do. Dask's client and event loop log
-    tracebacks (``CommClosedError``) when the workers of the same process
-    group die first. Neither says anything about the command's result.
+    elaborated (``UnusedElaboratable``), which an interrupted or failed build
+    leaves by the thousand; it silences them itself only for an exception
+    that reaches ``sys.excepthook``, which ours never do. After a signal,
+    Dask's client and event loop also log tracebacks (``CommClosedError``)
+    as the workers of the same process group die first, and helper threads
+    fail on closed connections. None of it says anything about the result.
     """
     hdl = sys.modules.get("amaranth.hdl")
     if hdl is not None:
         warnings.filterwarnings("ignore", category=hdl.UnusedElaboratable)
-    logging.disable(logging.CRITICAL)
-    threading.excepthook = _quiet_thread_failure
+    if signalled:
+        logging.disable(logging.CRITICAL)
+        threading.excepthook = _quiet_thread_failure
 
 
 def _quiet_thread_failure(args) -> None:
@@ -284,7 +286,7 @@ def _stdout_closed() -> bool:
 
 
 def _internal(where: str, e: BaseException, debug: bool) -> int:
-    _stopping()
+    _stopping(signalled=False)
     if debug:
         traceback.print_exc()
     print(f"{where}: internal error: {type(e).__name__}: {e} "
