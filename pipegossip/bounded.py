@@ -22,10 +22,11 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 
 from .cli import EXIT_TERMINATED
 
-__all__ = ["TimeLimitReached", "run_bounded", "seconds_since_start"]
+__all__ = ["TimeLimitReached", "run_bounded", "seconds_since_start", "time_limited"]
 
 
 class TimeLimitReached(Exception):
@@ -46,6 +47,34 @@ def seconds_since_start() -> float:
         return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
     except (OSError, ValueError, IndexError, AttributeError):
         return 0.0
+
+
+@contextmanager
+def time_limited(limit: float | None):
+    """Raise :class:`TimeLimitReached` once ``limit`` seconds have passed since the process started.
+
+    For the work around the solver (building the problem, checking the
+    answer), which runs here: a timer signal (SIGALRM) interrupts it in the
+    main thread. Inside :func:`run_bounded` the same limit also stops the
+    child. Raises at once when the limit has already passed.
+    """
+    if limit is None:
+        yield
+        return
+    remaining = limit - seconds_since_start()
+    if remaining <= 0:
+        raise TimeLimitReached(limit, [])
+
+    def expire(signum, frame):
+        raise TimeLimitReached(limit, [])
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, remaining)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _orphan_watch(parent: int) -> None:
@@ -92,11 +121,14 @@ def run_bounded(fn: Callable, *args, time_limit: float | None = None, **kwargs):
     proc.start()
     send.close()
     try:
+        late = False
         while True:
             wait = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
             if wait <= 0:
-                raise TimeLimitReached(time_limit, progress)
-            if recv.poll(wait):
+                if late or not recv.poll(0):  # one message already there is still read
+                    raise TimeLimitReached(time_limit, progress)
+                late = True
+            if recv.poll(max(wait, 0)):
                 try:
                     kind, payload = recv.recv()
                 except EOFError:
@@ -115,6 +147,8 @@ def run_bounded(fn: Callable, *args, time_limit: float | None = None, **kwargs):
                     return payload, progress
                 else:
                     raise payload
+    except TimeLimitReached as e:  # the timer of time_limited(): keep what was reported
+        raise TimeLimitReached(e.limit, progress) from None
     finally:
         if proc.is_alive():
             proc.kill()

@@ -21,7 +21,7 @@ import threading
 import traceback
 import warnings
 
-from . import __version__
+from . import __version__, _stopped_while_starting
 from .files import OutputError
 from .model.errors import ConfigError, DeadlockError, FormatError
 
@@ -210,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     where = _command_name(argv)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler,
+                                               _stopped_while_starting):
             signal.signal(signal.SIGINT, _interrupt)
         if sys.unraisablehook is sys.__unraisablehook__:  # (a test runner keeps its own)
             sys.unraisablehook = _unraisable

@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from .bounded import TimeLimitReached, run_bounded
+from .bounded import TimeLimitReached, run_bounded, time_limited
 from .cli import UsageError
 from .files import atomic_write
 from .options import checked_number, positive_int
@@ -283,17 +283,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     _need_pysat("polling-search")
     from .model.algorithms.polling_search import min_polling_messages
     gen = polling.polling_complete if args.graph == "complete" else polling.polling_hypercube
-    start = validate(gen(args.k)).messages
+    start = None
     try:
-        r, _ = run_bounded(min_polling_messages, args.graph, args.k, start,
-                           time_limit=args.time_limit)
+        with time_limited(args.time_limit):
+            start = validate(gen(args.k)).messages
+            r, _ = run_bounded(min_polling_messages, args.graph, args.k, start,
+                               time_limit=args.time_limit)
     except TimeLimitReached as e:
         steps = [step for step, _ in e.progress]
         best = e.progress[-1][1] if e.progress else start
+        summary = ("stopped before the search began" if start is None else
+                   f"optimum <= {best} messages (our construction: {start}), not settled")
         return _stopped("polling-search", args, e, steps, {
             "graph": args.graph, "k": args.k, "constructed": start, "optimum": None,
-            "at_most": best}, f"optimum <= {best} messages (our construction: {start}), "
-            "not settled", lambda m, v, t: f"  at most {m} messages: {v} ({t:.2f} s)")
+            "at_most": best}, summary, lambda m, v, t: f"  at most {m} messages: {v} ({t:.2f} s)")
     if args.format == "json":
         print(json.dumps({"graph": r.graph, "k": r.k, "n": r.n, "rounds": r.rounds,
                           "optimum": r.optimum, "constructed": start, "method": r.method,
@@ -316,18 +319,20 @@ def cmd_short_search(args: argparse.Namespace) -> int:
     _search_limits("--n", args.n, 2, 10)
     _need_pysat("short-messages-search")
     from .model.algorithms.short_messages_search import calls_schedule, min_calls_sat
-    ours = validate(short_messages(args.n, args.p)).calls
     lower = packet_calls_lower(args.n, args.p).value
+    ours = None
     try:
-        r, _ = run_bounded(min_calls_sat, args.n, args.p, lower, ours,
-                           time_limit=args.time_limit)
+        with time_limited(args.time_limit):
+            ours = validate(short_messages(args.n, args.p)).calls
+            r, _ = run_bounded(min_calls_sat, args.n, args.p, lower, ours,
+                               time_limit=args.time_limit)
     except TimeLimitReached as e:
         steps = [step for step, _ in e.progress]
         proved = e.progress[-1][1] if e.progress else lower
         return _stopped("short-messages-search", args, e, steps, {
             "n": args.n, "p": args.p, "optimum": None, "proved_lower": proved,
             "lower_bound": lower, "ours": ours}, f"c({args.n},{args.p}) >= {proved} proved, "
-            f"not settled (short-messages: {ours} calls)",
+            "not settled" + ("" if ours is None else f" (short-messages: {ours} calls)"),
             lambda m, v, t: f"  {m} calls: {v} ({t:.2f} s)")
     if r.calls:  # the solver's schedule goes through the one validator too
         v = validate(calls_schedule(args.n, args.p, r.calls))

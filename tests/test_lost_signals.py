@@ -5,6 +5,8 @@
   the command exited 0; the CLI's ``sys.unraisablehook`` delivers it again,
   so the command exits 130 (143 for SIGTERM), and the unused Elaboratables
   of the interrupted build warn nothing.
+* A signal while the command line is still importing (seconds on a loaded
+  machine) ends it with 130 / 143 and no import traceback.
 * SIGTERM to the process group of a Dask sweep (the workers die with it)
   once printed a ``CommClosedError`` traceback: logging is silenced once the
   command is being stopped.
@@ -17,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -60,6 +63,22 @@ def test_a_signal_raised_inside_a_finaliser_still_stops_the_command(tmp_path, si
     assert "Exception ignored" not in run.stderr and "Traceback" not in run.stderr
     assert "UnusedElaboratable" not in run.stderr and "never used" not in run.stderr
     assert run.stderr.strip() in ("", "pipegossip check: interrupted")
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_the_command_line_starts_is_quiet(sig, code):
+    """Before main() runs (NumPy and Amaranth still importing) a signal ends it quietly."""
+    for argv in ([str(Path(sys.executable).with_name("pipegossip"))],
+                 [sys.executable, "-m", "pipegossip"]):
+        if not Path(argv[0]).exists():
+            continue
+        proc = subprocess.Popen([*argv, "table8", "--max-n", "2048"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        time.sleep(0.3)
+        os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == code, err
+        assert "Traceback" not in err and len(err.splitlines()) <= 1, err
 
 
 def _sweep(tmp_path):
