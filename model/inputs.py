@@ -6,7 +6,11 @@ the problem, and no Python exception reaches the user:
 
 * a missing file, a folder, or anything that is not a regular file (a FIFO
   would block forever, a device may never end);
-* a file over the size limit of its kind (checked before reading it);
+* a file over the size limit of its kind (checked before reading it), and
+  standard input (``-``) or a gzip file's decompressed bytes over the same
+  limit, counted while reading, so a pipe that never ends or a gzip bomb is
+  refused after at most :data:`MAX_INPUT_BYTES` bytes (and at once when the
+  bytes are binary);
 * binary data (a NUL byte) or text that is not UTF-8 (the line is named);
 * JSON that does not parse or nests too deeply.
 
@@ -19,17 +23,24 @@ import json
 import os
 import re
 import stat
+import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from .errors import FormatError
 
-__all__ = ["MAX_INPUT_BYTES", "MAX_JSON_DEPTH", "check_input_file", "read_input_bytes",
-           "read_input_text", "read_input_json"]
+__all__ = ["MAX_INPUT_BYTES", "MAX_JSON_DEPTH", "STDIN", "check_input_file", "read_input_bytes",
+           "read_input_text", "read_input_json", "decompress_input"]
 
-#: Largest text input read whole (orders, run-tables, schedules): 256 MiB.
+#: Largest text input read whole (orders, run-tables, schedules): 256 MiB. The
+#: same bound holds for standard input and for what a gzip file decompresses
+#: to: no compressed or piped input holds more than a file may.
 MAX_INPUT_BYTES = 256 << 20
+#: The name that stands for standard input.
+STDIN = "-"
+_CHUNK = 1 << 20
 #: Deepest JSON nesting accepted; no pipegossip format nests beyond 4.
 MAX_JSON_DEPTH = 64
 
@@ -70,9 +81,93 @@ def check_input_file(path: str | os.PathLike, what: str,
     return Path(name)
 
 
+def _shown(what: str, path: str | os.PathLike | None) -> str:
+    """``schedule file 'a.json'``, ``schedule file on standard input`` or ``what`` alone."""
+    if path is None:
+        return what
+    return f"{what} on standard input" if os.fspath(path) == STDIN \
+        else f"{what} {os.fspath(path)!r}"
+
+
+def _over(subject: str, max_bytes: int, how: str) -> FormatError:
+    return FormatError(f"{subject} {how} more than {max_bytes:,} bytes "
+                       f"({max_bytes / (1 << 20):g} MiB), the limit of any input")
+
+
+def _read_stream(stream, path, what: str, max_bytes: int) -> bytes:
+    """Read ``stream`` to its end, refusing it past ``max_bytes``, or at once if binary.
+
+    A pipe may never end (``cat /dev/zero``): its bytes are counted as they
+    come. Binary bytes (a NUL) are refused at the first chunk unless the
+    stream is gzip, whose decompressed bytes :func:`decompress_input` checks.
+    """
+    data = bytearray()  # grows in place: no second copy of a large input
+    while True:
+        chunk = stream.read(min(_CHUNK, max_bytes + 1 - len(data)))
+        if not chunk:
+            return bytes(data)
+        data += chunk
+        if len(data) > max_bytes:
+            raise _over(_shown(what, path), max_bytes, "holds")
+        if data[:2] != b"\x1f\x8b" and b"\0" in chunk:
+            raise FormatError(f"{_shown(what, path)} is binary, not text (NUL byte)")
+
+
+def decompress_input(data: bytes, what: str, path: str | os.PathLike | None = None,
+                     max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """Gunzip ``data`` (every member), refusing past ``max_bytes`` decompressed bytes.
+
+    ``what`` and ``path`` name the input in messages (``path`` None: bytes
+    not read from a file).
+
+    The bytes are counted as the decompressor produces them, a megabyte at a
+    time, so a gzip bomb costs at most ``max_bytes`` of memory; a NUL byte,
+    which no text input holds (a bomb of zeros), is refused at once.
+
+    Raises
+    ------
+    FormatError
+        Not readable as gzip, binary, or over ``max_bytes`` decompressed.
+    """
+    subject = _shown(what, path)
+    out = bytearray()
+    view = memoryview(data)
+    pos = 0
+    try:
+        while pos < len(view):
+            d = zlib.decompressobj(wbits=31)  # one gzip member
+            tail = b""
+            while not d.eof:
+                if not tail:  # the input goes in a piece at a time: no copy of all of it
+                    if pos >= len(view):
+                        raise FormatError(f"{subject} is not a readable gzip file "
+                                          "(compressed data ends early)")
+                    tail = view[pos:pos + _CHUNK]
+                    pos += len(tail)
+                chunk = d.decompress(tail, _CHUNK)
+                tail = d.unconsumed_tail
+                out += chunk
+                if len(out) > max_bytes:
+                    raise _over(subject, max_bytes, "decompresses to")
+                if b"\0" in chunk:
+                    raise FormatError(f"{subject} decompresses to binary data, "
+                                      "not text (NUL byte)")
+            pos -= len(d.unused_data)  # the next member starts after this one
+            while pos < len(view) and view[pos] == 0:  # zeros padding the last member
+                pos += 1
+    except zlib.error as e:
+        raise FormatError(f"{subject} is not a readable gzip file ({e})") from None
+    return bytes(out)
+
+
 def read_input_bytes(path: str | os.PathLike, what: str,
                      max_bytes: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of a checked input file (see :func:`check_input_file`)."""
+    """The bytes of a checked input file (see :func:`check_input_file`), or of stdin for ``-``."""
+    if os.fspath(path) == STDIN:
+        try:
+            return _read_stream(sys.stdin.buffer, path, what, max_bytes)
+        except OSError as e:
+            raise FormatError(f"cannot read {what} from standard input: {e.strerror}") from None
     checked = check_input_file(path, what, max_bytes)
     try:
         with open(checked, "rb") as f:

@@ -8,17 +8,20 @@ one line on stderr and exit status 2, never a traceback.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import errno
 import importlib
+import logging
 import os
 import signal
 import sys
 import tempfile
 import threading
 import traceback
+import warnings
 
-from . import __version__
+from . import __version__, _stopped_while_starting
 from .files import OutputError
 from .model.errors import ConfigError, DeadlockError, FormatError
 
@@ -99,10 +102,72 @@ def _command_name(argv: list[str]) -> str:
 _terminated = threading.Event()
 
 
+#: Set once SIGINT arrived: the command exits 130 even if the KeyboardInterrupt
+#: itself was swallowed (see :func:`_unraisable`).
+_interrupted = threading.Event()
+#: Set when main() has returned: a signal re-delivered later would only disturb the exit.
+_finished = threading.Event()
+
+
+def _stopping(signalled: bool = True) -> None:
+    """Quiet the noise of a command being stopped (a signal, or an internal error).
+
+    Amaranth warns at exit about every Elaboratable created but never
+    elaborated (``UnusedElaboratable``), which an interrupted or failed build
+    leaves by the thousand; it silences them itself only for an exception
+    that reaches ``sys.excepthook``, which ours never do. After a signal,
+    Dask's client and event loop also log tracebacks (``CommClosedError``)
+    as the workers of the same process group die first, and helper threads
+    fail on closed connections. None of it says anything about the result.
+    """
+    hdl = sys.modules.get("amaranth.hdl")
+    if hdl is not None:
+        warnings.filterwarnings("ignore", category=hdl.UnusedElaboratable)
+    if signalled:
+        logging.disable(logging.CRITICAL)
+        threading.excepthook = _quiet_thread_failure
+
+
+def _quiet_thread_failure(args) -> None:
+    """A helper thread failing while the command is being stopped (a closed connection)."""
+
+
 def _terminate(signum, frame):
     # SIGTERM unwinds like Ctrl-C, so every `finally` removes its temporaries.
     _terminated.set()
+    _stopping()
     raise SystemExit(EXIT_TERMINATED)
+
+
+def _interrupt(signum, frame):
+    _interrupted.set()
+    _stopping()
+    raise KeyboardInterrupt
+
+
+def _redeliver(signum: int) -> None:
+    if not _finished.is_set():
+        _thread.interrupt_main(signum)
+
+
+def _unraisable(unraisable) -> None:
+    """``sys.unraisablehook``: a signal's exception raised inside a finaliser is not lost.
+
+    A KeyboardInterrupt (or SIGTERM's SystemExit) that happens to be raised
+    while a ``__del__`` runs (Amaranth's ``MustUse.__del__`` during a build)
+    is printed as "Exception ignored" and dropped, and the command would go
+    on to exit 0. It is delivered again from another thread a moment later,
+    outside the finaliser, so the command stops with 130 or 143.
+    """
+    exc = unraisable.exc_value
+    if isinstance(exc, KeyboardInterrupt) or (isinstance(exc, SystemExit)
+                                              and _terminated.is_set()):
+        signum = signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
+        threading.Timer(0.01, _redeliver, args=(signum,)).start()
+        return
+    if _interrupted.is_set() or _terminated.is_set():
+        return  # a finaliser failing while the command is being stopped
+    sys.__unraisablehook__(unraisable)
 
 
 def _quiet_stdout_failure() -> int:
@@ -145,8 +210,23 @@ def main(argv: list[str] | None = None) -> int:
     where = _command_name(argv)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler,
+                                               _stopped_while_starting):
+            signal.signal(signal.SIGINT, _interrupt)
+        if sys.unraisablehook is sys.__unraisablehook__:  # (a test runner keeps its own)
+            sys.unraisablehook = _unraisable
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         return EXIT_OUTPUT
+    _interrupted.clear()
+    _terminated.clear()
+    try:
+        _finished.clear()
+        return _run(argv, where, debug)
+    finally:
+        _finished.set()
+
+
+def _run(argv: list[str], where: str, debug: bool) -> int:
     try:
         _writable_tool_cache()
         args = build_parser().parse_args(argv)
@@ -154,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         if _terminated.is_set():  # a tool killed by the same SIGTERM failed first
             print(f"{where}: terminated", file=sys.stderr)
             return EXIT_TERMINATED
+        if _interrupted.is_set():  # Ctrl-C whose KeyboardInterrupt something swallowed
+            print(f"{where}: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
         sys.stdout.flush()
         return status
     except UsageError as e:
@@ -166,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{where}: {e}", file=sys.stderr)
         return EXIT_VERDICT
     except KeyboardInterrupt:
+        _stopping()
         print(f"{where}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (BrokenPipeError, ValueError) as e:
@@ -184,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
         if _terminated.is_set():
             print(f"{where}: terminated", file=sys.stderr)
             return EXIT_TERMINATED
+        if _interrupted.is_set():  # a tool stopped by the same Ctrl-C failed first
+            print(f"{where}: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
         return _internal(where, e, debug)
 
 
@@ -200,6 +287,7 @@ def _stdout_closed() -> bool:
 
 
 def _internal(where: str, e: BaseException, debug: bool) -> int:
+    _stopping(signalled=False)
     if debug:
         traceback.print_exc()
     print(f"{where}: internal error: {type(e).__name__}: {e} "

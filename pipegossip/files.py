@@ -10,11 +10,16 @@ Rules every command follows through this module:
   created; a folder, a path ending in ``/`` or a path under a file is
   refused with the user's own path in the message.
 * **Folders** (:func:`atomic_directory`): filled under a temporary name and
-  moved into place on success. An existing folder is only ever reused when it
-  is empty or carries the marker file :data:`MARKER` that this module leaves
-  in every folder it writes; then only the entries the tool wrote before are
-  replaced. A folder with anything else in it is refused: the tool never
-  deletes what it did not write.
+  moved into place on success. Every folder is written for one command (an
+  :class:`OutputKind`), and the marker file :data:`MARKER` this module leaves
+  in it records that command and the entries it wrote. An existing folder is
+  only ever reused by the same command, when it is empty or marked by that
+  command; then only the entries listed are replaced. A folder holding
+  another command's output, or anything unmarked, is refused with a line
+  that says what is there: no command deletes what it did not write.
+  Markers of older versions (a plain list of entries, no command) are taken
+  as the command's own only when the listed entries are recognisably its
+  outputs (:attr:`OutputKind.signature`); otherwise they are refused too.
 * :func:`check_output_file` and :func:`check_output_dir` run the same checks
   up front, so a command can refuse a bad output path before long work.
 
@@ -24,20 +29,59 @@ Failures are :class:`OutputError` (a usage problem, exit status 2) or the
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import re
 import shutil
 import stat
 import sys
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-__all__ = ["MARKER", "OutputError", "atomic_output", "atomic_write", "atomic_directory",
-           "check_output_file", "check_output_dir", "mark_output_dir"]
+__all__ = ["MARKER", "OutputError", "OutputKind", "atomic_output", "atomic_write",
+           "atomic_directory", "check_output_file", "check_output_dir", "mark_output_dir",
+           "marked_command"]
 
-#: Left in every folder pipegossip writes; lists the entries it wrote there.
+#: Left in every folder pipegossip writes: ``{"command": ..., "entries": [...]}``.
 MARKER = ".pipegossip-output"
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """The command an output folder belongs to, and how to recognise its old folders.
+
+    Attributes
+    ----------
+    command : str
+        The sub-command, as the user types it (``demo``, ``report``...); the
+        marker records it and only that command may replace the folder.
+    signature : tuple of str
+        Entry names the command always writes; with ``extra`` (shell
+        patterns of what else it may write) they recognise a folder marked
+        by an older version (a plain list, no command) as this command's:
+        all of ``signature`` listed and nothing listed outside both. Empty:
+        such folders are refused.
+    extra : tuple of str
+    recognise : callable, optional
+        ``recognise(folder) -> bool``: the folder's own files say it is this
+        command's output (the FPGA flow's tagged report, the reference
+        run-tables' generator line), marker or not.
+    """
+
+    command: str
+    signature: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+    recognise: Callable[[Path], bool] | None = None
+
+    def owns_listed(self, entries: list[str]) -> bool:
+        """Whether an old marker listing ``entries`` is recognisably this command's."""
+        return bool(self.signature) and set(self.signature) <= set(entries) and all(
+            any(fnmatch.fnmatchcase(e, p) for p in self.signature + self.extra)
+            for e in entries)
 
 
 class OutputError(Exception):
@@ -183,29 +227,85 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
     return Path(path)
 
 
-def _marked_entries(folder: Path) -> list[str] | None:
-    """Entries a previous run listed in the folder's marker, or None if unmarked."""
-    marker = folder / MARKER
-    if not marker.is_file():
-        return None
-    try:
-        entries = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return []
-    if not isinstance(entries, list):
-        return []
+#: What a marker may name as its command (anything else is an unreadable marker).
+_COMMAND = re.compile(r"[a-z][a-z0-9-]{0,39}")
+#: A marker is a few kilobytes at most; a huge one is not read.
+_MARKER_MAX = 1 << 20
+
+
+def _clean(entries) -> list[str]:
     return [e for e in entries if isinstance(e, str) and e and "/" not in e
             and e not in (".", "..")]
 
 
-def check_output_dir(path: str | os.PathLike) -> Path:
-    """Check that ``path`` may receive a folder of outputs; return the real folder.
+def _read_marker(folder: Path):
+    """``None`` if unmarked, else ``(command or None, entries)``.
+
+    A marker of an older version (a plain list) gives command ``None``; an
+    unreadable or malformed one gives command ``"?"`` and no entries.
+    """
+    marker = folder / MARKER
+    if not marker.is_file():
+        return None
+    try:
+        if marker.stat().st_size > _MARKER_MAX:
+            return "?", []
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return "?", []
+    if isinstance(data, list):
+        return None, _clean(data)
+    if isinstance(data, dict) and isinstance(data.get("command"), str) \
+            and _COMMAND.fullmatch(data["command"]) and isinstance(data.get("entries"), list):
+        return data["command"], _clean(data["entries"])
+    return "?", []
+
+
+def marked_command(folder: str | os.PathLike) -> str | None:
+    """The command the marker of ``folder`` names; None if unmarked or an old list marker."""
+    marked = _read_marker(Path(folder))
+    return None if marked is None or marked[0] == "?" else marked[0]
+
+
+def _marked_entries(folder: Path) -> list[str] | None:
+    """Entries a previous run listed in the folder's marker, or None if unmarked."""
+    marked = _read_marker(folder)
+    return None if marked is None else marked[1]
+
+
+def _refusal(text: str, folder: Path, kind: OutputKind) -> str | None:
+    """Why ``kind.command`` may not write into the non-empty ``folder``, or None."""
+    marked = _read_marker(folder)
+    if kind.recognise is not None and (marked is None or marked[0] in (None, kind.command)) \
+            and kind.recognise(folder):
+        return None
+    if marked is None:
+        return (f"output folder {text!r} is not empty and was not written by pipegossip "
+                f"(no {MARKER} file); choose a new or empty folder")
+    command, entries = marked
+    if command == kind.command:
+        return None
+    if command is None:
+        if kind.owns_listed(entries):
+            return None
+        return (f"output folder {text!r} holds the output of an older pipegossip that did not "
+                f"record its command ({MARKER}), not recognisably `pipegossip {kind.command}`'s; "
+                "choose a new or empty folder")
+    if command == "?":
+        return (f"output folder {text!r} has an unreadable {MARKER} file; "
+                "choose a new or empty folder")
+    return (f"output folder {text!r} holds the output of `pipegossip {command}`, not of "
+            f"`pipegossip {kind.command}`; choose a new or empty folder")
+
+
+def check_output_dir(path: str | os.PathLike, kind: OutputKind) -> Path:
+    """Check that ``kind.command`` may write folder ``path``; return the real folder.
 
     Raises
     ------
     OutputError
-        The path is a file, or a folder holding anything pipegossip did not
-        write, or its parent cannot be written.
+        The path is a file, or a folder holding anything but an earlier
+        output of the same command, or its parent cannot be written.
     """
     text = os.fspath(path)
     real = Path(os.path.realpath(text))
@@ -213,10 +313,10 @@ def check_output_dir(path: str | os.PathLike) -> Path:
         raise OutputError(f"output {text!r} exists and is not a folder")
     if real.is_dir():
         # (a concurrent twin's writability check may flash by: not foreign)
-        if any(not e.name.startswith(_CHECK_PREFIX) for e in real.iterdir()) \
-                and _marked_entries(real) is None:
-            raise OutputError(f"output folder {text!r} is not empty and was not written by "
-                              f"pipegossip (no {MARKER} file); choose a new or empty folder")
+        if any(not e.name.startswith(_CHECK_PREFIX) for e in real.iterdir()):
+            why = _refusal(text, real, kind)
+            if why is not None:
+                raise OutputError(why)
         if not _can_create_in(real):
             raise OutputError(f"cannot write into {text!r}: not writable")
         return real
@@ -228,17 +328,22 @@ def check_output_dir(path: str | os.PathLike) -> Path:
     return real
 
 
-def mark_output_dir(path: str | os.PathLike, names) -> None:
-    """Record ``names``, entries the tool wrote into folder ``path``, in its marker.
+def _marker_text(kind: OutputKind, entries) -> str:
+    return json.dumps({"command": kind.command, "entries": sorted(set(entries) - {MARKER})}) + "\n"
+
+
+def mark_output_dir(path: str | os.PathLike, names, kind: OutputKind) -> None:
+    """Record ``names``, entries ``kind.command`` wrote into folder ``path``, in its marker.
 
     For outputs written into a folder file by file (sweep tables, build
     folders reused by the next run): the entries listed by earlier runs are
     kept, so :func:`check_output_dir` accepts the folder next time and
-    :func:`atomic_directory` would replace only what is listed.
+    :func:`atomic_directory` would replace only what is listed. The folder
+    must have passed :func:`check_output_dir` for the same kind.
     """
     real = Path(os.path.realpath(os.fspath(path)))
-    entries = sorted(set(_marked_entries(real) or []) | {str(n) for n in names} - {MARKER})
-    atomic_write(real / MARKER, json.dumps(entries) + "\n")
+    entries = set(_marked_entries(real) or []) | {str(n) for n in names}
+    atomic_write(real / MARKER, _marker_text(kind, entries))
 
 
 def _remove(entry: Path) -> None:
@@ -249,7 +354,7 @@ def _remove(entry: Path) -> None:
 
 
 @contextmanager
-def atomic_directory(path: str | os.PathLike):
+def atomic_directory(path: str | os.PathLike, kind: OutputKind):
     """Fill a temporary folder, then put its contents at ``path`` only on success.
 
     A new ``path`` appears whole (one rename). An existing empty or marked
@@ -257,16 +362,17 @@ def atomic_directory(path: str | os.PathLike):
     previous run listed in its marker are removed, the new ones renamed in,
     and anything else in it is left alone. On any failure or interrupt the
     temporary folder is removed and ``path`` is untouched. Yields the
-    temporary folder.
+    temporary folder. Only ``kind.command`` may replace it later
+    (:func:`check_output_dir`).
     """
-    real = check_output_dir(path)
+    real = check_output_dir(path, kind)
     real.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent))
     try:
         os.chmod(tmp, 0o777 & ~_umask())
         yield tmp
         written = sorted(e.name for e in tmp.iterdir() if e.name != MARKER)
-        (tmp / MARKER).write_text(json.dumps(written) + "\n", encoding="utf-8")
+        (tmp / MARKER).write_text(_marker_text(kind, written), encoding="utf-8")
         if not real.exists():
             try:
                 os.replace(tmp, real)
@@ -274,8 +380,17 @@ def atomic_directory(path: str | os.PathLike):
             except OSError:
                 if not real.is_dir():  # not a concurrent twin's finished folder
                     raise
-        check_output_dir(path)  # nothing foreign appeared while we worked
-        for name in set(_marked_entries(real) or []) - set(written):
+        check_output_dir(path, kind)  # nothing foreign appeared while we worked
+        listed = set(_marked_entries(real) or [])
+        # A file of the same name that the marker does not list is the user's,
+        # unless the folder's own files say it is this command's output.
+        foreign = sorted(n for n in written if n not in listed
+                         and ((real / n).exists() or (real / n).is_symlink()))
+        if foreign and not (kind.recognise is not None and kind.recognise(real)):
+            raise OutputError(f"{str(Path(os.fspath(path)) / foreign[0])!r} exists and was not "
+                              f"written by `pipegossip {kind.command}`; choose a new or empty "
+                              "folder")
+        for name in listed - set(written):
             _remove(real / name)
         for name in written + [MARKER]:
             if (real / name).is_dir() and not (real / name).is_symlink():

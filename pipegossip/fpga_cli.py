@@ -25,8 +25,8 @@ from .hw.fpga.compare import (DEFAULT_TARGETS, Target, compare_markdown, parse_t
                               run_compare, write_compare)
 from .hw.fpga.devices import BOARDS, DEVICES
 from .hw.fpga.flow import FABRICS, prepare, prepare_schedule, run_flow
+from .files import OutputKind, mark_output_dir
 from .files import check_output_dir as files_check_output_dir
-from .files import mark_output_dir
 from .hw.fpga.outputs import check_output_dir
 from .hw.fpga.reports import render_text
 from .hw.fpga.sweep import (FEATURES, SWEEP_NS, outcome_row, sort_rows, sweep_grid, sweep_jobs,
@@ -161,6 +161,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_compare)
 
 
+#: The folders of `fpga-sweep -o` and `fpga-compare -o` (each command replaces only its own).
+SWEEP_OUTPUT = OutputKind("fpga-sweep", signature=("sweep.csv", "sweep.md"), extra=("sweep.png",))
+COMPARE_OUTPUT = OutputKind("fpga-compare", signature=("compare.md", "compare.json"),
+                            extra=("*-w*-s*",))
+
 #: Options of the FSM fabric's build beyond its configuration.
 _FSM_BUILD = (("--board", "board", None), ("--no-trace", "no_trace", False))
 
@@ -231,7 +236,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     # The table and plot's folder before the first build, so a bad -o costs nothing;
     # a folder of the user's own files is refused (files.check_output_dir).
     if args.output is not None:
-        files_check_output_dir(args.output)
+        files_check_output_dir(args.output, SWEEP_OUTPUT)
     run = run_sweep("fpga-sweep", sweep_jobs(points, args.pnr_seed), options,
                     progress=not args.quiet)
     rows = sort_rows([outcome_row(o) for o in run.outcomes], args.devices, args.features)
@@ -239,7 +244,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     write_sweep(rows, out)
     names = ("sweep.csv", "sweep.md", "sweep.png")
     if args.output is not None:
-        mark_output_dir(out, names)
+        mark_output_dir(out, names, SWEEP_OUTPUT)
     files = [str(out / name) for name in names]
     if args.format == "json":
         print(json.dumps({"sweep": "fpga-sweep", "rows": rows, "counts": run.counts,
@@ -265,7 +270,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         check_fabric_size(t.n, args.width, depth, t.n,
                           f"the schedule fabric for N={t.n:,}, width {args.width}, "
                           f"depth {depth:,}")
-    out = files_check_output_dir(args.output)  # empty, new, or an earlier run's
+    out = files_check_output_dir(args.output, COMPARE_OUTPUT)  # empty, new, or an earlier run's
     before = {e.name for e in out.iterdir()} if out.is_dir() else set()
     progress = progress_printer("pipegossip fpga-compare", args.quiet)
     try:
@@ -276,7 +281,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
     files = write_compare(result, args.output)
-    mark_output_dir(out, {e.name for e in out.iterdir()} - before)
+    mark_output_dir(out, {e.name for e in out.iterdir()} - before, COMPARE_OUTPUT)
     if args.format == "json":
         print(json.dumps(result, indent=2))
     else:

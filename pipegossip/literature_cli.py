@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 
+from .bounded import TimeLimitReached, run_bounded, time_limited
 from .cli import UsageError
 from .files import atomic_write
 from .options import checked_number, positive_int
@@ -79,6 +80,11 @@ _time_limit = checked_number(float, "seconds", lambda v: 0 < v <= 7 * 24 * 3600,
                              "must be more than 0 and at most 604800 seconds, got {text}")
 
 
+_TIME_LIMIT_HELP = ("stop the command after SECONDS (counted from its start; the solver is "
+                    "stopped mid-call) and report what was proved; exit status 1 when the "
+                    "limit stopped it (default: no limit)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "literature-table", help="the papers' tables beside our validated schedules",
@@ -108,6 +114,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "call and the run time. K = 3 takes well under a second, K = 4 seconds to minutes.")
     p.add_argument("--k", type=positive_int, required=True)
     p.add_argument("--graph", choices=("complete", "hypercube"), required=True)
+    p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS",
+                   help=_TIME_LIMIT_HELP)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_search)
 
@@ -123,7 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n", type=positive_int, required=True)
     p.add_argument("--p", type=positive_int, required=True)
     p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS",
-                   help="stop after the solver call that passes this (default: none)")
+                   help=_TIME_LIMIT_HELP)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_short_search)
 
@@ -275,8 +283,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     _need_pysat("polling-search")
     from .model.algorithms.polling_search import min_polling_messages
     gen = polling.polling_complete if args.graph == "complete" else polling.polling_hypercube
-    start = validate(gen(args.k)).messages
-    r = min_polling_messages(args.graph, args.k, start)
+    start = None
+    try:
+        with time_limited(args.time_limit):
+            start = validate(gen(args.k)).messages
+            r, _ = run_bounded(min_polling_messages, args.graph, args.k, start,
+                               time_limit=args.time_limit)
+    except TimeLimitReached as e:
+        steps = [step for step, _ in e.progress]
+        best = e.progress[-1][1] if e.progress else start
+        summary = ("stopped before the search began" if start is None else
+                   f"optimum <= {best} messages (our construction: {start}), not settled")
+        return _stopped("polling-search", args, e, steps, {
+            "graph": args.graph, "k": args.k, "constructed": start, "optimum": None,
+            "at_most": best}, summary, lambda m, v, t: f"  at most {m} messages: {v} ({t:.2f} s)")
     if args.format == "json":
         print(json.dumps({"graph": r.graph, "k": r.k, "n": r.n, "rounds": r.rounds,
                           "optimum": r.optimum, "constructed": start, "method": r.method,
@@ -299,9 +319,21 @@ def cmd_short_search(args: argparse.Namespace) -> int:
     _search_limits("--n", args.n, 2, 10)
     _need_pysat("short-messages-search")
     from .model.algorithms.short_messages_search import calls_schedule, min_calls_sat
-    ours = validate(short_messages(args.n, args.p)).calls
     lower = packet_calls_lower(args.n, args.p).value
-    r = min_calls_sat(args.n, args.p, lower, ours, args.time_limit)
+    ours = None
+    try:
+        with time_limited(args.time_limit):
+            ours = validate(short_messages(args.n, args.p)).calls
+            r, _ = run_bounded(min_calls_sat, args.n, args.p, lower, ours,
+                               time_limit=args.time_limit)
+    except TimeLimitReached as e:
+        steps = [step for step, _ in e.progress]
+        proved = e.progress[-1][1] if e.progress else lower
+        return _stopped("short-messages-search", args, e, steps, {
+            "n": args.n, "p": args.p, "optimum": None, "proved_lower": proved,
+            "lower_bound": lower, "ours": ours}, f"c({args.n},{args.p}) >= {proved} proved, "
+            "not settled" + ("" if ours is None else f" (short-messages: {ours} calls)"),
+            lambda m, v, t: f"  {m} calls: {v} ({t:.2f} s)")
     if r.calls:  # the solver's schedule goes through the one validator too
         v = validate(calls_schedule(args.n, args.p, r.calls))
         if not v.valid or v.calls != r.optimum:
@@ -317,9 +349,23 @@ def cmd_short_search(args: argparse.Namespace) -> int:
     print(f"method {r.method}")
     for m, verdict, t in r.steps:
         print(f"  {m} calls: {verdict} ({t:.2f} s)")
-    if r.optimum is None:
-        print(f"time limit: c(n,p) >= {r.lower} proved, not settled; total {r.seconds:.2f} s")
-    else:
-        how = "found by the solver" if r.calls else "short-messages is optimal"
-        print(f"optimum c({r.n},{r.p}) = {r.optimum} calls ({how}); total {r.seconds:.2f} s")
+    how = "found by the solver" if r.calls else "short-messages is optimal"
+    print(f"optimum c({r.n},{r.p}) = {r.optimum} calls ({how}); total {r.seconds:.2f} s")
     return 0
+
+
+def _stopped(command: str, args: argparse.Namespace, e: TimeLimitReached, steps: list,
+             fields: dict, summary: str, step_line) -> int:
+    """A search the time limit stopped: what it proved, one line on stderr, exit status 1."""
+    if args.format == "json":
+        print(json.dumps({**fields, "time_limit": e.limit, "time_limit_reached": True,
+                          "steps": [{"at_most" if command == "polling-search" else "calls": m,
+                                     "verdict": v, "seconds": round(t, 3)}
+                                    for m, v, t in steps]}))
+    else:
+        for step in steps:
+            print(step_line(*step))
+        print(f"time limit: {summary}")
+    print(f"pipegossip {command}: time limit of {e.limit:g} s reached; the search is not "
+          "settled (exit status 1)", file=sys.stderr)
+    return 1

@@ -267,7 +267,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, jobs: list) -> int:
-    from .files import atomic_directory
+    from .files import OutputKind, atomic_directory
     from .hw.proofs.runner import ToolMissing
     from .hw.proofs.suite import markdown_table, run_jobs, summary_table
 
@@ -278,7 +278,10 @@ def _run(args: argparse.Namespace, jobs: list) -> int:
 
     with contextlib.ExitStack() as stack:
         if args.output:
-            folder = Path(stack.enter_context(atomic_directory(args.output)))
+            # An older prove folder (a marker without its command) cannot be told
+            # from another command's by its names: it is refused, never replaced.
+            kind = OutputKind(args.command)
+            folder = Path(stack.enter_context(atomic_directory(args.output, kind)))
         else:
             folder = Path(stack.enter_context(
                 tempfile.TemporaryDirectory(prefix="pipegossip-prove-")))

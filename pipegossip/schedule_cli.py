@@ -14,8 +14,7 @@ from .literature_cli import LITERATURE_ALGORITHMS, literature_schedule
 from .network_cli import NETWORK_ALGORITHMS, add_network_arguments, network_schedule
 from .model.errors import ConfigError
 from .model.schedules.bounds import bounds_for
-from .model.errors import FormatError
-from .model.schedules.ir import Schedule, dumps, load, loads
+from .model.schedules.ir import Schedule, dumps, load
 from .model.schedules.validate import validate
 from .options import (add_config_arguments, checked_number, config_from_args, decimal,
                       positive_int)
@@ -185,19 +184,9 @@ def _metrics_text(s: Schedule, v) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _load(path: str) -> Schedule:
-    """A schedule file, or standard input for ``-``."""
-    if path != "-":
-        return load(path)
-    try:
-        return loads(sys.stdin.buffer.read())
-    except FormatError as e:
-        raise FormatError(f"<stdin>: {e}") from None
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from .model.schedules.problems import MAX_PROBLEMS, problems
-    s = _load(args.file)
+    s = load(args.file)
     v = validate(s)
     found, more = problems(s) if not v.valid else ([], False)
     if args.format == "json":
@@ -225,7 +214,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     fmt = "svg" if out.endswith(".svg") else "png" if out.endswith(".png") else None
     if fmt is None:
         raise UsageError(f"-o {out}: give a .png or .svg file name")
-    s = _load(args.file)
+    s = load(args.file)
     if s.n * s.rounds_total > MAX_CELLS:
         raise UsageError(f"{args.file}: {s.n} nodes x {s.rounds_total} rounds is too large "
                          f"to draw (limit {MAX_CELLS} cells)")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import atomic_directory, atomic_write, check_output_dir
+from .files import OutputKind, atomic_directory, atomic_write, check_output_dir
 from .model.closed_forms import pipelined_length
 from .model.config import RunConfig
 from .model.errors import ConfigError
@@ -269,6 +269,11 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     return 0 if result.match else 1
 
 
+#: demo's folder: the Verilog, dumps, save file, its filters, run-tables and plot.
+DEMO_OUTPUT = OutputKind("demo", signature=("model.runtable.txt", "hardware.runtable.txt"),
+                         extra=("*.v", "*.vcd", "*.gtkw", "*.txt", "utilization.png"))
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .plots import save_figure, utilization_figure
     from .waveforms.gtkw import write_gtkw
@@ -278,11 +283,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     out = Path(args.output)
-    check_output_dir(out)  # before the build: never after minutes of work
+    check_output_dir(out, DEMO_OUTPUT)  # before the build: never after minutes of work
     say = progress_printer("cosim", args.quiet)
     slug = f"{config.slug}-w{args.width}"
     try:
-        with atomic_directory(out) as tmp:
+        with atomic_directory(out, DEMO_OUTPUT) as tmp:
             result = cosimulate(config, args.width, simulator=args.simulator, waves="vcd",
                                 waves_file=tmp / f"{slug}.vcd", progress=say, gtkw=False)
             nest_root_scope(tmp / f"{slug}.vcd")  # any VCD reader opens it then

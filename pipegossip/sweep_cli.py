@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .files import atomic_directory, atomic_write
+from .files import OutputKind, atomic_directory, atomic_write
 from .model.errors import ConfigError
 from .model.config import RECEIVE_DISCIPLINES
 from .model.orders import FAMILIES
@@ -325,6 +325,12 @@ def _csv(records: list[dict]) -> str:
     return out.getvalue()
 
 
+#: sweep-report's folder (STORE/report by default).
+REPORT_OUTPUT = OutputKind("sweep-report",
+                           signature=("results.csv", "results.json", "failures.json"),
+                           extra=("efficiency.png", "cells.png", "fmax.png"))
+
+
 def cmd_sweep_report(args: argparse.Namespace) -> int:
     store = ResultStore(args.store, create=False)
     records = list(store.records())
@@ -345,7 +351,7 @@ def cmd_sweep_report(args: argparse.Namespace) -> int:
             fpga.append(r)
     output = Path(args.output) if args.output else store.root / "report"
     written = ["results.csv", "results.json", "failures.json"]
-    with atomic_directory(output) as tmp:
+    with atomic_directory(output, REPORT_OUTPUT) as tmp:
         atomic_write(tmp / "results.csv", _csv(records))
         atomic_write(tmp / "results.json", json.dumps(records, indent=1, sort_keys=True) + "\n")
         atomic_write(tmp / "failures.json", json.dumps(failures, indent=1, sort_keys=True) + "\n")

@@ -15,6 +15,14 @@ record only after its artefacts, so a record that exists is whole: an
 interrupted sweep leaves nothing half-written and resumes from the records.
 Only successful results are stored; failures are reported in the sweep's
 table and retried on the next run.
+
+Entries are read only when they are regular files of at most
+:data:`MAX_ENTRY_BYTES` (opened without blocking, checked on the open
+file): a FIFO, a device or a link to one (``/dev/zero``), or an oversized
+file in place of a record or a table is skipped with one warning line on
+standard error, never waited on or read without end; before a write, such an
+entry is removed (the link, not what it points to) so the store's own file
+takes its place.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -29,8 +39,8 @@ from pathlib import Path
 from .files import atomic_write
 from .model.errors import ConfigError
 
-__all__ = ["STORE_MARKER", "ARTEFACTS", "DEFAULT_STORE", "tool_versions", "canonical_json",
-           "job_key", "ResultStore"]
+__all__ = ["STORE_MARKER", "ARTEFACTS", "DEFAULT_STORE", "MAX_ENTRY_BYTES", "tool_versions",
+           "canonical_json", "job_key", "ResultStore"]
 
 #: Marker file that makes a folder a result store.
 STORE_MARKER = ".pipegossip-store"
@@ -38,7 +48,50 @@ STORE_MARKER = ".pipegossip-store"
 ARTEFACTS = "_artefacts"
 #: The store used when ``--store`` is not given, relative to the current folder.
 DEFAULT_STORE = os.path.join("out", "sweeps")
+#: Largest record or table read from a store (a record is a few kilobytes,
+#: a table about 200 bytes a job).
+MAX_ENTRY_BYTES = 64 << 20
 _FORMAT = 1
+
+
+def _warn(message: str) -> None:
+    print(f"pipegossip: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _read_entry(path: Path) -> str | None:
+    """The text of a store entry, or None if missing or not a bounded regular file."""
+    try:
+        # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        _warn(f"skipped sweep store entry {str(path)!r}: {e.strerror}")
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a folder"
+                    if stat.S_ISDIR(st.st_mode) else "a device or socket")
+            _warn(f"skipped sweep store entry {str(path)!r}: {kind}"
+                  f"{' behind a link' if path.is_symlink() else ''}, not a regular file")
+            return None
+        data = f.read(MAX_ENTRY_BYTES + 1)
+    if len(data) > MAX_ENTRY_BYTES:
+        _warn(f"skipped sweep store entry {str(path)!r}: over {MAX_ENTRY_BYTES:,} bytes")
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _make_room(path: Path) -> None:
+    """Remove a link, FIFO or device where the store is about to write a file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        _warn(f"replaced sweep store entry {str(path)!r}: it was not a regular file")
+        os.unlink(path)
 
 
 def tool_versions(tools: Sequence[str]) -> dict[str, str]:
@@ -114,11 +167,13 @@ class ResultStore:
 
     def get(self, key: str) -> dict | None:
         """The stored record of ``key``, or None (a damaged record counts as missing)."""
+        text = _read_entry(self._record_path(key))
         try:
-            record = json.loads(self._record_path(key).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
+            record = json.loads(text) if text is not None else None
+        except (ValueError, RecursionError):
             return None
-        return record if isinstance(record, dict) and "result" in record else None
+        return record if isinstance(record, dict) and isinstance(record.get("result"), dict) \
+            else None
 
     def put(self, key: str, record: dict) -> dict:
         """Store a successful job's record (artefacts first, then the record itself).
@@ -137,9 +192,11 @@ class ResultStore:
             for name, text in artefacts.items():
                 if "/" in name or name in ("", ".", ".."):
                     raise ValueError(f"artefact name {name!r} must be a plain file name")
+                _make_room(folder / name)
                 atomic_write(folder / name, text)
             result[ARTEFACTS] = sorted(artefacts)
         stored = {**record, "result": result}
+        _make_room(path)
         atomic_write(path, json.dumps(stored, sort_keys=True) + "\n")
         return stored
 
@@ -159,6 +216,7 @@ class ResultStore:
         """The folder of one sweep's table and figures, created if missing."""
         folder = self.root / sweep
         folder.mkdir(exist_ok=True)
+        _make_room(folder / "table.jsonl")
         return folder
 
     def tables(self) -> dict[str, list[dict]]:
@@ -166,10 +224,13 @@ class ResultStore:
         tables = {}
         for path in sorted(self.root.glob("*/table.jsonl")):
             rows = []
-            for line in path.read_text(encoding="utf-8").splitlines():
+            text = _read_entry(path)
+            for line in (text or "").splitlines():
                 try:
-                    rows.append(json.loads(line))
-                except ValueError:
+                    row = json.loads(line)
+                except (ValueError, RecursionError):
                     continue  # written atomically, so only a hand edit gets here
+                if isinstance(row, dict):
+                    rows.append(row)
             tables[path.parent.name] = rows
         return tables

@@ -9,14 +9,15 @@ import sys
 from pathlib import Path
 
 from .cli import UsageError
-from .files import atomic_directory, atomic_write, check_output_dir, check_output_file
+from .files import OutputKind, atomic_directory, atomic_write, check_output_dir, check_output_file
 from .limits import check_model_memory
 from .options import positive_int
 from .waveforms.diff import diff_tables, format_diff
 from .waveforms.gtkw import write_gtkw
 from .waveforms.readback import read_dump
 from .model.paper import paper_cases
-from .waveforms.reference import REFERENCE_DIR, check_references, write_references
+from .waveforms.reference import (REFERENCE_DIR, REFERENCES_OUTPUT, check_references,
+                                   write_references)
 from .waveforms.report import MAX_TABLE8_N, build_items
 from .waveforms.report_html import render_report
 from .waveforms.sources import load_source
@@ -142,13 +143,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if d.equal else 1
 
 
+REPORT_OUTPUT = OutputKind("report", signature=("report.html",))
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise UsageError(f"-o {args.output!r} is a file; give a folder")
-    # Like demo's and fpga's folders: new, empty, or written by pipegossip
-    # before (marker); a folder of the user's is never written into.
-    check_output_dir(out)
+    # Like demo's and fpga's folders: new, empty, or an earlier report's
+    # (marker); another command's or the user's folder is never written into.
+    check_output_dir(out, REPORT_OUTPUT)
     ns = [] if args.no_table8 else [2 ** k for k in range(1, 64) if 2 ** k <= args.table8_max]
     if ns:
         check_model_memory(ns[-1], what=f"Table 8 up to N={ns[-1]:,}")
@@ -160,7 +164,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     text = render_report(items, ns, title=args.title, command=command,
                          progress=None if args.quiet else progress)
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, REPORT_OUTPUT) as tmp:
         (tmp / "report.html").write_text(text, encoding="utf-8")
     path = out / "report.html"
     failed = [i for i in items if i.verdict is not None and not i.verdict.ok]
@@ -182,6 +186,10 @@ def cmd_references(args: argparse.Namespace) -> int:
             print(f"stale or missing: {Path(args.output) / (name + '.txt')}")
         print(f"{len(cases) - len(stale)} of {len(cases)} reference run-tables up to date")
         return 1 if stale else 0
-    for path in write_references(cases, args.output):
-        print(f"wrote {path}")
+    # One folder written as a whole, like every other command's: a folder of
+    # the user's (their own table1.txt) or of another command is refused.
+    with atomic_directory(args.output, REFERENCES_OUTPUT) as tmp:
+        names = [p.name for p in write_references(cases, tmp)]
+    for name in names:
+        print(f"wrote {Path(args.output) / name}")
     return 0

@@ -6,7 +6,10 @@ of bad input that applies to it (bad numbers, huge sizes, unreadable, binary,
 non-UTF-8, deeply nested, FIFO, folder or device inputs; outputs onto
 folders, links, devices, read-only places, missing parents, trailing slashes;
 closed stdout, ``/dev/full``; SIGINT / SIGTERM mid-run; unknown options),
-plus a few successes and verdicts. Each probe names what it must give:
+plus a few successes and verdicts. Issue 25 added one command's output
+folder under another command, gzip bombs and floods (files, ``-``,
+``/dev/zero``), signals and time limits to the SAT searches and tampered
+sweep-store entries (FIFO, link to ``/dev/zero``). Each probe names what it must give:
 
 ``refused``  exit 2 and exactly one line on stderr, starting ``pipegossip``
 ``verdict``  exit 1 (mismatch, different, stale, invalid schedule)
@@ -608,6 +611,7 @@ def catalogue() -> list[Probe]:
                                     heavy=spec["heavy"],
                                     timeout=spec["timeout"]))
     probes += _special()
+    probes += _issue25_data_and_bounds()
     _mark_quick(probes)
     _check_unique(probes)
     return probes
@@ -772,6 +776,187 @@ def _special() -> list[Probe]:
     return P
 
 
+# --------------------------------------------------------------------------
+# Issue 25, part A: cross-command output folders, compressed bombs, stdin
+# floods, signals to solver-backed commands, tampered sweep-store entries.
+# --------------------------------------------------------------------------
+
+def _write_marked(folder: Path, command, files: dict[str, str], note: bool = True) -> None:
+    """An output folder as ``pipegossip COMMAND`` leaves it (command None: an old list marker)."""
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    entries = sorted(files)
+    marker = entries if command is None else {"command": command, "entries": entries}
+    (folder / ".pipegossip-output").write_text(json.dumps(marker) + "\n")
+    if note:
+        (folder / "note.txt").write_text("the user's note\n")
+
+
+_DEMO_FILES = {"n4-identity-w8.v": "module x;\nendmodule\n", "n4-identity-w8.vcd": "$end\n",
+               "model.runtable.txt": "# run-table\n", "hardware.runtable.txt": "# run-table\n",
+               "utilization.png": "png"}
+
+
+def _gz_members(block: bytes, times: int, head: bytes = b"", tail: bytes = b"") -> bytes:
+    """``head + block * times + tail`` as gzip (one member repeated: cheap to make)."""
+    member = gzip.compress(block, 9, mtime=0)
+    return gzip.compress(head, mtime=0) + member * times + gzip.compress(tail, mtime=0)
+
+
+def _zeros_bomb() -> bytes:  # about 4 MB of gzip, 4 GiB of zeros
+    return _gz_members(b"\0" * (64 << 20), 64)
+
+
+def _json_flood() -> bytes:  # a gzip of 300 MB of one valid JSON list
+    return _gz_members(b"12345678," * (1 << 20), 32, head=b"[", tail=b"0]")
+
+
+def _setup_demo_folder(folder: Path, base: Path):
+    _write_marked(folder / "d1", "demo", _DEMO_FILES)
+
+
+def _setup_old_demo_folder(folder: Path, base: Path):
+    _write_marked(folder / "d1", None, _DEMO_FILES)
+
+
+def _setup_fpga_folder(folder: Path, base: Path):
+    _write_marked(folder / "d2", "fpga", {"report.json": '{"tool": "pipegossip fpga"}\n',
+                                          "top.asc": "bitstream\n"}, note=False)
+
+
+def _setup_user_tables(folder: Path, base: Path):
+    (folder / "userdir").mkdir()
+    (folder / "userdir" / "table1.txt").write_text("my own table 1\n")
+
+
+def _run_setup(folder: Path, base: Path, *argv: str) -> None:
+    r = subprocess.run([*PG, *argv], cwd=folder, capture_output=True, timeout=120,
+                       env=_env(folder / "tmp", base))
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.decode()[-300:])
+
+
+def _setup_references(folder: Path, base: Path):
+    _run_setup(folder, base, "references", "-o", "refs")
+
+
+def _setup_sweep_report(folder: Path, base: Path):
+    _run_setup(folder, base, "sweep-report", "store", "-o", "sr")
+
+
+def _setup_zeros_bomb(folder: Path, base: Path):
+    (folder / "bomb0.json.gz").write_bytes(_zeros_bomb())
+
+
+def _setup_json_flood(folder: Path, base: Path):
+    (folder / "flood.json.gz").write_bytes(_json_flood())
+
+
+def _tamper_store(folder: Path, how: str) -> None:
+    records = sorted((folder / "store").glob("objects/*/*.json"))
+    tables = sorted((folder / "store").glob("*/table.jsonl"))
+    for path in (records[0], tables[0]):
+        path.unlink()
+        if how == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero")
+
+
+#: Extra scratch set-ups by name: each may return standard input for the
+#: probe (bytes, or a Path read directly, such as /dev/zero).
+_EXTRA_SETUP = {
+    "demo-folder": _setup_demo_folder,
+    "old-demo-folder": _setup_old_demo_folder,
+    "fpga-folder": _setup_fpga_folder,
+    "user-tables": _setup_user_tables,
+    "references-folder": _setup_references,
+    "sweep-report-folder": _setup_sweep_report,
+    "zeros-bomb": _setup_zeros_bomb,
+    "json-flood": _setup_json_flood,
+    "stdin-zeros-bomb": lambda folder, base: _zeros_bomb(),
+    "stdin-json-flood": lambda folder, base: _json_flood(),
+    "stdin-dev-zero": lambda folder, base: Path("/dev/zero"),
+    "store-fifo": lambda folder, base: _tamper_store(folder, "fifo"),
+    "store-dev-zero": lambda folder, base: _tamper_store(folder, "dev-zero"),
+}
+
+
+def _issue25_data_and_bounds() -> list[Probe]:
+    P = []
+
+    def p(id_, argv, expect, **kw):
+        P.append(Probe(id=id_, command=argv[0], argv=argv, expect=expect, **kw))
+
+    # Cross-command output folders: refused, nothing deleted (the runner's
+    # snapshot holds every file); each command onto its own folder still works.
+    p("report/onto-demo-folder", ["report", "table.txt", "--no-table8", "-o", "d1"], "refused",
+      setup="demo-folder")
+    p("report/onto-old-demo-folder", ["report", "table.txt", "--no-table8", "-o", "d1"],
+      "refused", setup="old-demo-folder")
+    p("references/onto-demo-folder", ["references", "-o", "d1"], "refused", setup="demo-folder")
+    p("sweep-report/onto-fpga-folder", ["sweep-report", "store", "-o", "d2"], "refused",
+      setup="fpga-folder")
+    p("sweep-report/onto-report-folder", ["sweep-report", "store", "-o", "rep"], "refused",
+      setup="earlier-report")
+    p("references/onto-users-table", ["references", "-o", "userdir"], "refused",
+      setup="user-tables")
+    p("references/onto-report-folder", ["references", "-o", "rep"], "refused",
+      setup="earlier-report")
+    p("report/onto-references-folder", ["report", "table.txt", "--no-table8", "-o", "refs"],
+      "refused", setup="references-folder")
+    p("demo/onto-report-folder", ["demo", *CFG, "-o", "rep"], "refused", setup="earlier-report")
+    p("fpga/onto-sweep-report-folder", ["fpga", *CFG, "-o", "sr"], "refused",
+      setup="sweep-report-folder")
+    p("fpga-sweep/onto-demo-folder", ["fpga-sweep", "--n", "4", "--workers", "0", "-o", "d1"],
+      "refused", setup="demo-folder")
+    p("fpga-compare/onto-fpga-folder", ["fpga-compare", "--targets", "ice40-up5k:4", "-o", "d2"],
+      "refused", setup="fpga-folder")
+    p("prove/onto-report-folder", ["prove", "--n", "3", "-o", "rep"], "refused",
+      setup="earlier-report")
+    p("references/over-own-folder", ["references", "-o", "refs"], "success",
+      setup="references-folder", writes=("refs",), creates=("refs/table1.txt",))
+    p("sweep-report/over-own-folder", ["sweep-report", "store", "-o", "sr"], "success",
+      setup="sweep-report-folder", writes=("sr",), creates=("sr/results.csv",))
+    # Compressed bombs and streamed floods: refused while reading.
+    p("check/zeros-bomb-4mb", ["check", "bomb0.json.gz"], "refused", setup="zeros-bomb",
+      timeout=30)
+    p("check/gzip-of-300mb-json", ["check", "flood.json.gz"], "refused", setup="json-flood",
+      timeout=30)
+    p("check/stdin-zeros-bomb", ["check", "-"], "refused", setup="stdin-zeros-bomb", timeout=30)
+    p("check/stdin-gzip-of-300mb-json", ["check", "-"], "refused", setup="stdin-json-flood",
+      timeout=30)
+    p("check/stdin-dev-zero", ["check", "-"], "refused", setup="stdin-dev-zero", timeout=30)
+    p("plot-schedule/stdin-dev-zero", ["plot-schedule", "-", "-o", "p.png"], "refused",
+      setup="stdin-dev-zero", timeout=30)
+    p("cosim-schedule/zeros-bomb-4mb", ["cosim-schedule", "bomb0.json.gz", "-q"], "refused",
+      setup="zeros-bomb", timeout=30)
+    p("cosim-schedule/gzip-of-300mb-json", ["cosim-schedule", "sched.json", "flood.json.gz",
+                                            "-q"], "refused", setup="json-flood", timeout=30)
+    # Signals and time limits to the SAT searches (the solver runs in a child).
+    for sig, exp in ((signal.SIGINT, "sigint"), (signal.SIGTERM, "sigterm")):
+        p(f"polling-search/{exp}-in-solver", ["polling-search", "--k", "5", "--graph",
+                                               "complete"], exp, signal=(sig, 5.0), timeout=30)
+        p(f"short-messages-search/{exp}-in-solver", ["short-messages-search", "--n", "10",
+                                                      "--p", "3"], exp, signal=(sig, 5.0),
+          timeout=30)
+    p("short-messages-search/time-limit-reached", ["short-messages-search", "--n", "10", "--p",
+                                                   "3", "--time-limit", "6"], "verdict",
+      timeout=30)
+    p("polling-search/time-limit-reached", ["polling-search", "--k", "5", "--graph",
+                                            "hypercube", "--time-limit", "6"], "verdict",
+      timeout=30)
+    # Tampered sweep-store entries: skipped with a warning, no hang, no growth.
+    for how in ("fifo", "dev-zero"):
+        p(f"sweep-report/store-entry-{how}", ["sweep-report", "store", "-o", "rep2"], "success",
+          setup=f"store-{how}", timeout=60, creates=("rep2/results.csv",))
+        p(f"table8/store-entry-{how}", ["table8", "--max-n", "4", "--workers", "0", "--store",
+                                        "store"], "success", setup=f"store-{how}", timeout=60,
+          writes=("store",))
+    return P
+
+
 # Which probes are in the quick subset: the first cheap probe of each kind
 # of case, so every class is represented.
 _QUICK_KINDS = [
@@ -789,6 +974,10 @@ _QUICK_KINDS = [
     "network-table/max-k-zero", "literature-table/max-n='0'", "plot-schedule/out-onto-folder",
     "cosim-schedule/input:0-nested", "prove/n='0'", "top/unknown-command",
     "run/sigterm-mid-run", "table8/sigint-mid-run",
+    # issue 25, part A
+    "report/onto-demo-folder", "references/onto-users-table", "check/stdin-zeros-bomb",
+    "check/stdin-dev-zero", "polling-search/sigterm-in-solver",
+    "sweep-report/store-entry-fifo",
 ]
 
 
@@ -919,6 +1108,13 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
             return Result(probe, "fail", ["set-up failed: " + r.stderr.decode()[-300:]], None,
                           "", 0.0)
         (folder / "rep" / "notes.txt").write_text("the user's notes in a pipegossip folder\n")
+    elif probe.setup in _EXTRA_SETUP:
+        try:
+            made = _EXTRA_SETUP[probe.setup](folder, base)
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+            return Result(probe, "fail", [f"set-up failed: {e}"[-300:]], None, "", 0.0)
+        if made is not None:
+            stdin_data = made
     before = _snapshot(folder)
     env = _env(folder / "tmp", base)
     t0 = time.monotonic()
@@ -935,9 +1131,12 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
             signal.signal(sig, signal.SIG_DFL)
         if close_stdout:
             os.close(1)
+    stdin_file = open(stdin_data, "rb") if isinstance(stdin_data, Path) else None
+    if stdin_file:  # an endless source (/dev/zero): the child reads it directly
+        stdin_data = None
     proc = subprocess.Popen([*PG, *probe.argv], cwd=folder, env=env,
-                            stdin=subprocess.PIPE if stdin_data is not None
-                            else subprocess.DEVNULL,
+                            stdin=stdin_file or (subprocess.PIPE if stdin_data is not None
+                                                 else subprocess.DEVNULL),
                             stdout=full if full else out_target, stderr=subprocess.PIPE,
                             preexec_fn=preexec, start_new_session=True)
     hung = False
@@ -963,6 +1162,8 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
     finally:
         if full:
             full.close()
+        if stdin_file:
+            stdin_file.close()
         # Nothing of the probe may outlive it (zombies waiting for init to
         # reap them are dead already); a few seconds' grace for workers that
         # notice their parent's end.

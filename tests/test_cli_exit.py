@@ -121,11 +121,12 @@ def test_usage_errors_share_one_style(capsys):
 
 
 def test_marker_lists_what_the_tool_wrote(tmp_path):
-    from pipegossip.files import atomic_directory
+    from pipegossip.files import OutputKind, atomic_directory
 
-    with atomic_directory(tmp_path / "o") as d:
+    with atomic_directory(tmp_path / "o", OutputKind("demo")) as d:
         (d / "x.txt").write_text("1")
-    assert (tmp_path / "o" / MARKER).read_text().strip() == '["x.txt"]'
+    assert (tmp_path / "o" / MARKER).read_text().strip() \
+        == '{"command": "demo", "entries": ["x.txt"]}'
 
 
 @pytest.mark.parametrize("sig", ["INT", "TERM"])

@@ -3,7 +3,9 @@ import stat
 
 import pytest
 
-from pipegossip.files import MARKER, OutputError, atomic_directory, atomic_write
+from pipegossip.files import MARKER, OutputError, OutputKind, atomic_directory, atomic_write
+
+KIND = OutputKind("demo")
 
 
 def test_atomic_write_gives_normal_permissions_and_leaves_no_temp(tmp_path):
@@ -31,11 +33,11 @@ def test_atomic_write_under_a_file_refuses(tmp_path):
 
 def test_atomic_directory_replaces_only_on_success(tmp_path):
     target = tmp_path / "out"
-    with atomic_directory(target) as d:
+    with atomic_directory(target, KIND) as d:
         (d / "f").write_text("1")
     assert (target / "f").read_text() == "1"
     with pytest.raises(RuntimeError):
-        with atomic_directory(target) as d:
+        with atomic_directory(target, KIND) as d:
             (d / "f").write_text("2")
             raise RuntimeError("boom")
     assert (target / "f").read_text() == "1"
@@ -50,7 +52,7 @@ def test_atomic_directory_never_deletes_foreign_files(tmp_path):
     target.mkdir()
     (target / "thesis.tex").write_text("x")
     with pytest.raises(OutputError, match="not empty and was not written by pipegossip"):
-        with atomic_directory(target) as d:
+        with atomic_directory(target, KIND) as d:
             (d / "f").write_text("1")
     assert sorted(p.name for p in target.iterdir()) == ["thesis.tex"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k"]
@@ -59,12 +61,12 @@ def test_atomic_directory_never_deletes_foreign_files(tmp_path):
 def test_atomic_directory_into_current_folder_keeps_other_entries(tmp_path, monkeypatch):
     """`-o .` in an empty folder works, and a second run replaces only its own files."""
     monkeypatch.chdir(tmp_path)
-    with atomic_directory(".") as d:
+    with atomic_directory(".", KIND) as d:
         (d / "a").write_text("1")
         (d / "b").write_text("1")
     # The user adds a file afterwards; it survives the next run.
     (tmp_path / "mine.txt").write_text("keep")
-    with atomic_directory(".") as d:
+    with atomic_directory(".", KIND) as d:
         (d / "a").write_text("2")
     assert sorted(p.name for p in tmp_path.iterdir()) == [MARKER, "a", "mine.txt"]
     assert (tmp_path / "a").read_text() == "2"

@@ -122,7 +122,7 @@ def test_a_folder_that_is_not_a_flow_output_is_not_replaced(tmp_path):
     keep.mkdir()
     (keep / "notes.txt").write_text("mine")
     run = cli("fpga", "--n", "4", "--order", "pipelined", "-o", str(keep))
-    assert run.returncode == 2 and "refusing" in run.stderr
+    assert run.returncode == 2 and "not written by pipegossip" in run.stderr
     assert [p.name for p in keep.iterdir()] == ["notes.txt"]
     afile = tmp_path / "file"
     afile.write_text("x")
@@ -193,13 +193,13 @@ def test_an_unwritable_output_is_refused_before_any_tool_runs(tmp_path):
 
 def test_an_earlier_flow_output_without_the_files_marker_is_replaced(tmp_path):
     from pipegossip.files import MARKER, atomic_directory
-    from pipegossip.hw.fpga.outputs import _adopt_earlier_output
+    from pipegossip.hw.fpga.outputs import FPGA_OUTPUT, _adopt_earlier_output
 
     old = tmp_path / "old"
     old.mkdir()
     (old / "report.json").write_text(json.dumps({"tool": "pipegossip fpga"}))
     (old / "top.il").write_text("from an earlier build")
     _adopt_earlier_output(old)
-    with atomic_directory(old) as tmp:
+    with atomic_directory(old, FPGA_OUTPUT) as tmp:
         (tmp / "report.json").write_text("{}")
     assert sorted(p.name for p in old.iterdir()) == sorted([MARKER, "report.json"])

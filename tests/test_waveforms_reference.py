@@ -59,7 +59,8 @@ def test_cli_check_and_write(tmp_path, capsys):
     assert "6 of 6 reference run-tables up to date" in capsys.readouterr().out
     out = tmp_path / "refs"
     assert main(["references", "-o", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted(reference_filename(c) for c in CASES)
+    assert sorted(p.name for p in out.iterdir()) \
+        == sorted([".pipegossip-output"] + [reference_filename(c) for c in CASES])
     (out / "table1.txt").write_text("# pipegossip run-table v1\np0 S1\np1 R0\n")
     assert main(["references", "--check", "-o", str(out)]) == 1
     assert "stale or missing" in capsys.readouterr().out

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..files import atomic_write
+from ..files import MARKER, OutputKind, atomic_write
 from ..model.config import RunConfig
 from ..model.engine import simulate
 from ..model.orders import FAMILIES
@@ -31,13 +31,36 @@ from ..model.runtable import RunTable
 __all__ = [
     "REFERENCE_DIR", "reference_filename", "render_reference",
     "write_references", "check_references", "reference_for", "reference_path", "references",
-    "config_from_header",
+    "config_from_header", "REFERENCES_OUTPUT",
 ]
 
 #: Where the reference run-tables live (package data of ``pipegossip.waveforms``).
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 
 _GENERATOR = "pipegossip.waveforms.reference"
+
+
+def _is_reference_file(path: Path) -> bool:
+    """A regular ``.txt`` file whose header names this module as its generator."""
+    if path.suffix != ".txt" or path.is_symlink() or not path.is_file():
+        return False  # never opened: a FIFO would block, a device would never end
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return f"generator={_GENERATOR}".encode() in head
+
+
+def _is_reference_folder(folder: Path) -> bool:
+    """Every entry of ``folder`` is a reference run-table written here (marker or not)."""
+    entries = [e for e in folder.iterdir() if e.name != MARKER]
+    return bool(entries) and all(_is_reference_file(e) for e in entries)
+
+
+#: The folder of ``pipegossip references``: its files carry their generator line,
+#: so a folder of them is recognised even without (or with an older) marker.
+REFERENCES_OUTPUT = OutputKind("references", recognise=_is_reference_folder)
 
 
 def reference_filename(case: PaperCase) -> str:

@@ -43,7 +43,7 @@ from ...files import atomic_directory, atomic_write
 from ...model.config import RunConfig
 from ..ports import ScheduleSize
 from .devices import _ALLOW_UNCONSTRAINED, _NEXTPNR, _SYNTH, BOARDS, DEVICES, Board, Device
-from .outputs import _TOOL_TAG, REPORT_NAME, _adopt_earlier_output, check_output_dir
+from .outputs import _TOOL_TAG, FPGA_OUTPUT, REPORT_NAME, _adopt_earlier_output, check_output_dir
 from .pll import ecp5_pll_params, ice40_pll_params
 from .reports import _attribute, _logic_cells, _synth_cells, summarise_report
 from .tools import FlowError, Progress, _explain_nextpnr, _quiet, _run_tool, yowasp_tool
@@ -218,7 +218,7 @@ def run_flow(job: FlowJob, out_dir: str | os.PathLike, progress: Progress = _qui
     started = time.monotonic()
     deadline = None if timeout is None else started + timeout
     _adopt_earlier_output(out_dir)
-    with atomic_directory(out_dir) as tmp:
+    with atomic_directory(out_dir, FPGA_OUTPUT) as tmp:
         if job.board is None:
             report = _run_bare(job, tmp, progress, deadline, locate)
         else:

@@ -1,10 +1,12 @@
 """The flow's output folders: which may be replaced, checked before any tool runs.
 
-Every folder the flow writes holds its report (:data:`REPORT_NAME`, tagged
-``"tool": "pipegossip fpga"``): that tag is the flow's marker. A folder may be
-(re)filled only when it does not exist, is empty, or carries the marker; the
-writing itself is :func:`pipegossip.files.atomic_directory`'s, which only
-replaces entries listed in its own marker file (:data:`pipegossip.files.MARKER`).
+Every folder the flow writes is of kind :data:`FPGA_OUTPUT` (command
+``fpga``; ``fpga-compare`` builds into such folders too) and holds its report
+(:data:`REPORT_NAME`, tagged ``"tool": "pipegossip fpga"``). A folder may be
+(re)filled only when it does not exist, is empty, carries the files module's
+marker for ``fpga``, or (an output older than that marker) holds the tagged
+report; the writing itself is :func:`pipegossip.files.atomic_directory`'s,
+which only replaces entries listed in its marker (:data:`pipegossip.files.MARKER`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,24 @@ import json
 import os
 from pathlib import Path
 
-from ...files import MARKER, OutputError, atomic_write
+from ...files import MARKER, OutputError, OutputKind, mark_output_dir, marked_command
 from ...files import check_output_dir as _check_writable_output
 
-__all__ = ["REPORT_NAME", "check_output_dir", "check_writable_folder"]
+__all__ = ["REPORT_NAME", "FPGA_OUTPUT", "check_output_dir", "check_writable_folder"]
 
 #: The flow's own report, written into every output folder.
 REPORT_NAME = "report.json"
 _TOOL_TAG = "pipegossip fpga"
+#: A flow report is a few kilobytes; anything far larger is not one.
+_REPORT_MAX = 16 << 20
+
+
+def _is_flow_output(path: Path) -> bool:
+    return _load_report(path) is not None
+
+
+#: A flow output folder: recognised by its tagged report even without a marker.
+FPGA_OUTPUT = OutputKind("fpga", recognise=_is_flow_output)
 
 
 def _folder_path(path: str | os.PathLike) -> Path:
@@ -35,9 +47,10 @@ def check_output_dir(path: str | os.PathLike) -> Path:
     """Refuse an output folder the flow must not replace, or cannot write.
 
     The flow replaces its output folder's contents, so it only accepts a
-    folder that does not exist, is empty, or holds an earlier flow report;
-    and (so that a long build never ends in a refused write) the folder, or
-    the nearest existing folder above a new one, must be writable.
+    folder that does not exist, is empty, or holds an earlier flow output
+    (:func:`pipegossip.files.check_output_dir` for :data:`FPGA_OUTPUT`); and
+    (so that a long build never ends in a refused write) the folder, or the
+    nearest existing folder above a new one, must be writable.
 
     Raises
     ------
@@ -45,18 +58,10 @@ def check_output_dir(path: str | os.PathLike) -> Path:
         Naming the path and the reason.
     """
     path = _folder_path(path)
-    earlier = _is_flow_output(path)
-    if path.is_dir() and any(path.iterdir()) and not earlier:
-        raise ValueError(f"refusing to replace {str(path)!r}: not empty and not an earlier "
-                         f"'pipegossip fpga' output (no {REPORT_NAME})")
-    if earlier:
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise ValueError(f"cannot write into {str(path)!r}: not writable")
-    else:
-        try:
-            _check_writable_output(path)
-        except OutputError as e:
-            raise ValueError(str(e)) from None
+    try:
+        _check_writable_output(path, FPGA_OUTPUT)
+    except OutputError as e:
+        raise ValueError(str(e)) from None
     return path
 
 
@@ -81,20 +86,17 @@ def check_writable_folder(path: str | os.PathLike) -> Path:
     return path
 
 
-def _is_flow_output(path: Path) -> bool:
-    try:
-        return json.loads((path / REPORT_NAME).read_text()).get("tool") == _TOOL_TAG
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
 def _load_report(path: Path) -> dict | None:
     """The flow report in folder ``path``, or None if there is none of ours."""
+    report_path = path / REPORT_NAME
     try:
-        report = json.loads((path / REPORT_NAME).read_text())
-    except (OSError, ValueError):
+        # Only a regular file of report size is read (never a FIFO or a device).
+        if not report_path.is_file() or report_path.stat().st_size > _REPORT_MAX:
+            return None
+        report = json.loads(report_path.read_text())
+    except (OSError, ValueError, RecursionError):
         return None
-    return report if report.get("tool") == _TOOL_TAG else None
+    return report if isinstance(report, dict) and report.get("tool") == _TOOL_TAG else None
 
 
 def _adopt_earlier_output(path: Path) -> None:
@@ -103,8 +105,12 @@ def _adopt_earlier_output(path: Path) -> None:
     A flow output written before the files module kept a marker has the
     flow's report but no :data:`~pipegossip.files.MARKER`; every entry in it
     is the flow's own (the flow always replaced the folder as a whole), so
-    the marker that lists them is written now.
+    the marker that lists them is written now. One with an older marker (a
+    list, no command) gets the same list under the command ``fpga``.
     """
-    if path.is_dir() and not (path / MARKER).exists() and _is_flow_output(path):
-        entries = sorted(e.name for e in path.iterdir())
-        atomic_write(path / MARKER, json.dumps(entries) + "\n")
+    if not path.is_dir() or not _is_flow_output(path):
+        return
+    if not (path / MARKER).exists():
+        mark_output_dir(path, {e.name for e in path.iterdir()}, FPGA_OUTPUT)
+    elif marked_command(path) is None:
+        mark_output_dir(path, (), FPGA_OUTPUT)

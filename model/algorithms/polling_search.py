@@ -27,6 +27,7 @@ implies ``q[r,v-1]``), which any schedule satisfies after relabelling.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["SearchResult", "min_polling_messages"]
@@ -69,7 +70,8 @@ def _edges(graph: str, k: int) -> tuple[int, list[tuple[int, int]]]:
     raise ValueError(f"graph must be 'complete' or 'hypercube', got {graph!r}")
 
 
-def min_polling_messages(graph: str, k: int, start: int, rounds: int | None = None
+def min_polling_messages(graph: str, k: int, start: int, rounds: int | None = None,
+                         progress: Callable[[tuple, int], None] | None = None
                          ) -> SearchResult:
     """The fewest messages polling ``K_{2^k}`` or ``Q_k`` (root 0) needs in ``rounds`` rounds.
 
@@ -83,6 +85,11 @@ def min_polling_messages(graph: str, k: int, start: int, rounds: int | None = No
         the search proves or improves it.
     rounds : int, optional
         Default ``2k`` (Proposition 2).
+    progress : callable, optional
+        ``progress(step, best)`` after every solver call: the step
+        ``(M, verdict, seconds)`` and the fewest messages found so far
+        (``start`` before the first schedule), so a caller that stops the
+        search early still knows what it proved.
     """
     from pysat.card import EncType, CardEnc, ITotalizer
     from pysat.formula import IDPool
@@ -128,11 +135,14 @@ def min_polling_messages(graph: str, k: int, start: int, rounds: int | None = No
             t = time.perf_counter()
             ok = s.solve(assumptions=[-tot.rhs[m]] if m < len(tot.rhs) else [])
             steps.append((m, "SAT" if ok else "UNSAT", time.perf_counter() - t))
+            if ok:
+                model = set(lit for lit in s.get_model() if lit > 0)
+                calls = sorted(key for key, var in x.items() if var in model)
+                best = len(calls)
+            if progress is not None:
+                progress(steps[-1], start if best is None else best)
             if not ok:
                 break
-            model = set(lit for lit in s.get_model() if lit > 0)
-            calls = sorted(key for key, var in x.items() if var in model)
-            best = len(calls)
             m = best - 1
     tot.delete()
     if best is None:

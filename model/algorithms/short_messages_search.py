@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["CallSearch", "min_calls_sat", "calls_schedule"]
@@ -44,8 +45,8 @@ class CallSearch:
     Attributes
     ----------
     n, p : int
-    optimum : int or None
-        ``c(n, p)``; None when the time limit stopped the search first.
+    optimum : int
+        ``c(n, p)``.
     lower : int
         The largest ``M`` proved impossible, plus one.
     calls : list of (u, v, blocks u->v, blocks v->u)
@@ -57,7 +58,7 @@ class CallSearch:
 
     n: int
     p: int
-    optimum: int | None
+    optimum: int
     lower: int
     calls: list = field(default_factory=list)
     steps: list = field(default_factory=list)
@@ -111,7 +112,7 @@ def _cnf(n: int, p: int, m: int):
 
 
 def min_calls_sat(n: int, p: int, lower: int, upper: int,
-                  time_limit: float | None = None) -> CallSearch:
+                  progress: Callable[[tuple, int], None] | None = None) -> CallSearch:
     """``c(n, p)`` by SAT: try ``M = lower, lower + 1, ...`` until one is satisfiable.
 
     Parameters
@@ -122,9 +123,11 @@ def min_calls_sat(n: int, p: int, lower: int, upper: int,
     upper : int
         A count known to be feasible (a validated schedule's); reaching it
         without a satisfiable ``M`` below proves it optimal without a call.
-    time_limit : float, optional
-        Stop (``optimum = None``) once this many seconds have passed after
-        a solver call.
+    progress : callable, optional
+        ``progress(step, lower)`` after every solver call: the step
+        ``(M, verdict, seconds)`` and the count now proved a lower bound, so
+        a caller that stops the search early (a time limit, a signal) still
+        knows what it proved.
     """
     from pysat.solvers import Solver
 
@@ -138,6 +141,8 @@ def min_calls_sat(n: int, p: int, lower: int, upper: int,
             ok = s.solve()
             model = set(x for x in s.get_model() if x > 0) if ok else set()
         steps.append((m, "SAT" if ok else "UNSAT", time.perf_counter() - t))
+        if progress is not None:
+            progress(steps[-1], m if ok else m + 1)
         if ok:
             for (step, (u, v)), var in sorted(c.items()):
                 if var in model:  # the blocks each side received, from the r variables
@@ -146,8 +151,6 @@ def min_calls_sat(n: int, p: int, lower: int, upper: int,
                     calls.append((u, v, got[0], got[1]))
             break
         m += 1
-        if time_limit is not None and time.perf_counter() - t0 > time_limit and m < upper:
-            return CallSearch(n, p, None, m, [], steps, time.perf_counter() - t0, _METHOD)
     return CallSearch(n, p, m, m, calls, steps, time.perf_counter() - t0, _METHOD)
 
 

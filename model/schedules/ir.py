@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import gzip
 import json
-import zlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import FormatError
-from ..inputs import read_input_bytes
+from ..inputs import STDIN, decompress_input, read_input_bytes
 from .topologies import Topology, topology, topology_from_json
 
 __all__ = ["FORMAT", "MODELS", "PRIMITIVES", "COMBINING", "ROOTLESS", "Q", "Message", "Schedule",
@@ -281,10 +281,8 @@ def _int(value: object, what: str) -> int:
 
 def _decode(data: bytes) -> object:
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise FormatError(f"not a readable gzip file ({e})") from None
+        # Bounded while decompressing: a gzip bomb is refused, not unpacked.
+        data = decompress_input(data, "the schedule")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -376,13 +374,18 @@ def load(path) -> Schedule:
 
     The file goes through the one input reader
     (:func:`pipegossip.model.inputs.read_input_bytes`): folders, FIFOs,
-    devices and oversized files are refused before anything is read.
+    devices and oversized files are refused before anything is read; ``-``
+    is standard input, counted as it is read; a gzip file's bytes are
+    counted as they are decompressed (:data:`~pipegossip.model.inputs.MAX_INPUT_BYTES`).
     """
     data = read_input_bytes(path, "schedule file")
+    shown = "<stdin>" if os.fspath(path) == STDIN else os.fspath(path)
+    if data[:2] == b"\x1f\x8b":
+        data = decompress_input(data, "schedule file", path)  # names the file itself
     try:
         return loads(data)
     except FormatError as e:
-        raise FormatError(f"{path}: {e}") from None
+        raise FormatError(f"{shown}: {e}") from None
 
 
 def complete(n: int) -> Topology:
