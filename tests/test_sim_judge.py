@@ -80,25 +80,27 @@ def test_a_correct_record_matches(config):
 def test_a_wrong_peer_is_named_with_cycle_processor_and_aligned_rows():
     config = CONFIGS[0]
     run = recorded(config)
-    # Processor 3 waits for the wrong target at cycle 4: same run-table token
-    # (WS), different peer, so only a code+peer comparison sees it.
-    t, p = 4, 3
+    model = simulate(config, table=True).table
+    # The first processor waiting (WS) waits for another target: only the peer
+    # cell changes, the action stays WS, so only the peer comparison sees it.
+    p, col = (int(x[0]) for x in np.nonzero(model.actions == WS))
+    t = col + 1
+    wrong = next(q for q in range(config.n) if q not in (p, int(model.peers[p, col])))
     i = t - run.first_cycle
-    run.samples["action"][i, p] = WS
-    run.samples["peer"][i, p] = 1
+    assert run.samples["action"][i, p] == WS
+    run.samples["peer"][i, p] = wrong
     verdict = judge(config, 8, run)
     assert not verdict.match
     first = verdict.first_mismatch
     assert (first.kind, first.cycle, first.processor) == ("trace", t, p)
-    model = simulate(config, table=True).table
-    assert first.expected == show(int(model.actions[p, t - 1]), int(model.peers[p, t - 1]))
-    assert first.got == "WS:1"
+    assert first.expected == show(WS, int(model.peers[p, col]))
+    assert first.got == f"WS:{wrong}"
     text = verdict.report()
     lines = text.splitlines()
     assert f"cycle {t}, processor p{p}" in lines[1]
     model_row = next(x for x in lines if x.strip().startswith(f"model p{p}"))
     hw_row = next(x for x in lines if x.strip().startswith(f"hw    p{p}"))
-    assert f"[{first.expected}]" in model_row and "[WS:1]" in hw_row
+    assert f"[{first.expected}]" in model_row and f"[WS:{wrong}]" in hw_row
     # aligned: the marked cells end in the same column
     assert model_row.index("]") == hw_row.index("]")
 
@@ -172,6 +174,39 @@ def test_a_word_taken_at_the_wrong_time_is_caught():
     verdict = judge(config, 8, run)
     m = verdict.first_mismatch
     assert (m.kind, m.processor, m.cycle) == ("handshake", p, taken[1] + run.first_cycle)
+
+
+def test_the_start_cycle_is_checked():
+    config = CONFIGS[0]
+    run = recorded(config)
+    i = 0 - run.first_cycle
+    run.samples["action"][i, 2] = S
+    run.samples["peer"][i, 2] = 3
+    run.samples["busy"][i] = 1
+    verdict = judge(config, 8, run)
+    got = [(m.kind, m.cycle, m.processor, m.expected, m.got, m.note) for m in verdict.mismatches]
+    assert got == [("trace", 0, 2, "-", "S3", "start cycle"), ("busy", 0, None, "0", "1", "")]
+
+
+@pytest.mark.parametrize("change", ["missing", "extra"])
+def test_a_missing_or_extra_word_handshake_is_caught(change):
+    config = CONFIGS[2]
+    run = recorded(config)
+    p = 3
+    taken = np.flatnonzero(run.samples["ready"][:, p] & run.samples["valid"][:, p])
+    assert len(taken) == config.sessions
+    if change == "missing":
+        run.samples["ready"][taken[-1], p] = 0
+        want = (int(taken[-1]) + run.first_cycle, f"word {config.sessions - 1} taken in "
+                f"cycle {int(taken[-1]) + run.first_cycle}", "not taken")
+    else:
+        extra = int(taken[-1]) + 3
+        run.samples["ready"][extra, p] = run.samples["valid"][extra, p] = 1
+        want = (extra + run.first_cycle, f"no word {config.sessions} taken",
+                f"taken in cycle {extra + run.first_cycle}")
+    verdict = judge(config, 8, run)
+    assert [(m.kind, m.processor, m.cycle, m.expected, m.got) for m in verdict.mismatches] \
+        == [("handshake", p, *want)]
 
 
 def test_idle_outputs_before_start_are_checked():
