@@ -50,6 +50,27 @@ def test_rules(rounds, model, p, text):
         check(S(rounds, model=model, p=p))
 
 
+def test_a_node_whose_caller_is_node_0_cannot_call_another_in_f1():
+    # node 1 hears node 0 and calls node 2: two calls, and its partner's id
+    # is 0, which must count as a partner like any other
+    rounds = [[M(0, [1], [0]), M(1, [2], [1])]]
+    v = validate(S(rounds, model="F1", p=1))
+    assert not v.valid and "round 1, message 1: node 1 is in two calls" in v.error
+    assert validate(S([[M(0, [1], [0]), M(1, [0], [1])]], model="F1", p=1, n=2)).valid
+
+
+@pytest.mark.parametrize("primitive", ["gather", "broadcast", "gossip"])
+def test_p_bounds_every_primitive_but_polling(primitive):
+    # round 2: node 1 forwards two items with p=1
+    rounds = [[M(0, [1], [0])], [M(1, [2], [0, 1])]]
+    root = None if primitive == "gossip" else 0
+    v = validate(S(rounds, model="F1", p=1, primitive=primitive, root=root))
+    assert not v.valid and "round 2, message 0: message carries 2 items, more than p=1" \
+        in v.error
+    roomy = validate(S(rounds, model="F1", p=2, primitive=primitive, root=root))
+    assert "more than p" not in (roomy.error or "")
+
+
 def test_items_usable_next_round_only():
     s = S([[M(0, [1], [0]), M(1, [2], [0])]], model="port", p=1)
     assert "node 1 sends item 0 it does not hold" in validate(s).error
