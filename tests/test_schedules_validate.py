@@ -226,3 +226,43 @@ def test_polling_early_speaker_refused(n, data):
     v = validate(S(early, n=n, p=None, primitive="polling", root=0))
     assert not v.valid
     assert f"node {speaker} speaks before" in v.error or "two messages" in v.error
+
+
+# -- behaviours a mutation of validate.py changed unnoticed -------------------
+
+@pytest.mark.parametrize("rounds,model,n,text", [
+    # the message index is its place in the round, the node another number
+    ([[M(2, [3], [2]), M(0, [3], [0])]], "H1", 4, "round 1, message 1: node 3 is in two "
+     "messages this round (H1)"),
+    ([[M(2, [0], [2]), M(2, [1], [2])]], "port", 3, "round 1, message 1: node 2 sends twice "
+     "this round (port)"),
+    ([[M(0, [2], [0]), M(2, [0], [2])]], "Hstar", 3, "round 1, message 1: edge 0-2 carries two "
+     "messages this round (Hstar)"),
+    ([[M(0, [3], [0])]], "H1", 3, "round 1, message 0: unknown node 3 (nodes are 0..2)"),
+    ([[M(3, [0], [0])]], "H1", 3, "round 1, message 0: unknown node 3 (nodes are 0..2)"),
+    # two broken messages: the earlier one is named, whichever rule is checked first
+    ([[M(0, [1], [0, 0]), M(2, [7], [2])]], "port", 3, "round 1, message 0: item 0 listed twice"),
+])
+def test_the_error_names_the_right_message(rounds, model, n, text):
+    assert validate(S(rounds, model=model, p=None, n=n)).error == text
+
+
+def test_metrics_of_a_three_node_schedule():
+    s = S([[M(0, [1], [0])], [M(1, [2], [0, 1])], [M(2, [0], [1, 2])], [M(2, [1], [2])]],
+          model="F1", p=None, n=3)
+    v = validate(s, knowledge=True)
+    assert v.valid and (v.R, v.S, v.messages, v.item_transfers) == (4, 6, 4, 6)
+    assert v.busy == [2, 2, 2, 2] and v.efficiency == 8 / 12
+    assert v.knowledge == [3, 4, 6, 8, 9]
+    assert validate(s).knowledge == []
+
+
+def test_incomplete_counts_every_missing_node_item_pair():
+    v = validate(S([[M(0, [1], [0])]], model="F1", p=1, n=3))
+    assert v.error == ("round 1, message -: incomplete gossip: node 0 lacks item 1 at the end "
+                       "(5 node-item pairs missing)")
+
+
+def test_polling_items_beyond_the_nodes_are_unknown():
+    s = S([[M(1, [0], [3])]], model="F1", p=None, n=3, primitive="polling", root=0)
+    assert "unknown item 3 (polling has items 0..2 and 'q')" in validate(s).error
