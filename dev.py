@@ -169,6 +169,15 @@ def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str]
     if timeout is None:
         timeout = max(60.0, 4 * baseline)
     run = dict(cwd=tree, env=env, check=True)
+    every = subprocess.run([str(cr), "operators"], capture_output=True, text=True, check=True)
+    excluded = [f"^{re.escape(op)}$" for op in every.stdout.split()
+                if op not in MUTATION_OPERATORS]
+    config.write_text("\n".join([
+        "[cosmic-ray]", f"module-path = {_toml_str(target)}", f"timeout = {timeout}",
+        "excluded-modules = []", f"test-command = {_toml_str(command)}", "",
+        "[cosmic-ray.distributor]", 'name = "local"', "",
+        "[cosmic-ray.filters.operators-filter]",
+        "exclude-operators = [" + ", ".join(_toml_str(e) for e in excluded) + "]", ""]))
     if rerun:
         if not db.exists() or not stamp.exists() or stamp.read_text() != source:
             raise RuntimeError(f"{module}: --rerun-survivors needs an earlier session of this "
@@ -176,16 +185,6 @@ def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str]
         with sqlite3.connect(db) as con:
             con.execute("DELETE FROM work_results WHERE lower(test_outcome) = 'survived'")
     else:
-        every = subprocess.run([str(cr), "operators"], capture_output=True, text=True,
-                               check=True)
-        excluded = [f"^{re.escape(op)}$" for op in every.stdout.split()
-                    if op not in MUTATION_OPERATORS]
-        config.write_text("\n".join([
-            "[cosmic-ray]", f"module-path = {_toml_str(target)}", f"timeout = {timeout}",
-            "excluded-modules = []", f"test-command = {_toml_str(command)}", "",
-            "[cosmic-ray.distributor]", 'name = "local"', "",
-            "[cosmic-ray.filters.operators-filter]",
-            "exclude-operators = [" + ", ".join(_toml_str(e) for e in excluded) + "]", ""]))
         db.unlink(missing_ok=True)
         subprocess.run([str(cr), "init", str(config), str(db)], **run)
         subprocess.run([str(cr.parent / "cr-filter-operators"), str(db), str(config)], **run)
