@@ -266,3 +266,18 @@ def test_incomplete_counts_every_missing_node_item_pair():
 def test_polling_items_beyond_the_nodes_are_unknown():
     s = S([[M(1, [0], [3])]], model="F1", p=None, n=3, primitive="polling", root=0)
     assert "unknown item 3 (polling has items 0..2 and 'q')" in validate(s).error
+
+
+def test_a_knowledge_matrix_over_the_limit_is_refused_at_its_largest_item(monkeypatch):
+    import importlib
+
+    mod = importlib.import_module("pipegossip.model.schedules.validate")
+
+    # n * n * h bits: 3 * 3 * 3 = 27 with items up to 8 (h = 3)
+    s = S([[M(0, [1], [0])], [M(1, [2], [0, 7])]], model="F1", p=None, n=3)
+    monkeypatch.setattr(mod, "_MAX_BITS", 27)
+    assert "too many items" not in (validate(s).error or "")
+    monkeypatch.setattr(mod, "_MAX_BITS", 26)
+    v = validate(s)
+    assert v.error == "round 2, message 0: unknown item 7 (too many items per node)"
+    assert (v.valid, v.messages, v.R) == (False, 0, 0)
