@@ -94,6 +94,13 @@ def test_crossbar_multicast_is_free():
     assert out == {"words": [0x12, 0x12, 0x12, 0x10], "none": 0}
 
 
+def _item(ctx, dut, slot, word):
+    """Present an item write (taken at the next edge)."""
+    ctx.set(dut.item_we, 1)
+    ctx.set(dut.item_slot, slot)
+    ctx.set(dut.item_data, word)
+
+
 def test_an_item_write_at_the_clearing_edge_lands():
     # The docstring: item writes are taken at every edge, and the load
     # header's clear drops only what was held before it.
@@ -101,13 +108,10 @@ def test_an_item_write_at_the_clearing_edge_lands():
     out = {}
 
     async def bench(ctx):
-        ctx.set(dut.item_we, 1)
-        ctx.set(dut.item_slot, 0)
-        ctx.set(dut.item_data, 0x21)
+        _item(ctx, dut, 0, 0x21)
         await ctx.tick()
         ctx.set(dut.clear, 1)  # same edge: clear, and an item write into slot 2
-        ctx.set(dut.item_slot, 2)
-        ctx.set(dut.item_data, 0x5C)
+        _item(ctx, dut, 2, 0x5C)
         await ctx.tick()
         ctx.set(dut.clear, 0)
         ctx.set(dut.item_we, 0)
@@ -139,9 +143,7 @@ def test_a_receive_and_an_item_write_into_one_slot_at_one_edge_receive_wins():
         await ctx.tick()  # the exchange stage now receives into slot 1
         assert ctx.get(dut.recv_valid)
         ctx.set(dut.in_word, 0x77)
-        ctx.set(dut.item_we, 1)
-        ctx.set(dut.item_slot, 1)
-        ctx.set(dut.item_data, 0x99)
+        _item(ctx, dut, 1, 0x99)
         await ctx.tick()
         ctx.set(dut.item_we, 0)
         ctx.set(dut.rd_slot, 1)
@@ -158,9 +160,7 @@ def test_a_read_sees_an_item_written_at_the_same_edge():
     out = {}
 
     async def bench(ctx):
-        ctx.set(dut.item_we, 1)
-        ctx.set(dut.item_slot, 0)
-        ctx.set(dut.item_data, 0x11)
+        _item(ctx, dut, 0, 0x11)
         await ctx.tick()
         ctx.set(dut.item_data, 0x22)
         ctx.set(dut.rd_slot, 0)
