@@ -495,3 +495,35 @@ def test_a_summary_record_s_problems_are_mismatches():
     run = _summary(config)
     run.problems = ["the checker never finished"]
     assert [m.kind for m in judge(config, 8, run).mismatches] == ["record"]
+
+
+def test_the_start_cycle_s_done_is_not_judged_but_cycle_1_s_is():
+    config = CONFIGS[0]
+    run = recorded(config)
+    run.extra["after_reset"] = False
+    run.samples["done"][:1 - run.first_cycle] = 1  # the previous run's done, to cycle 0
+    assert judge(config, 8, run).match
+    run.samples["done"][1 - run.first_cycle] = 1
+    assert [(m.kind, m.cycle) for m in judge(config, 8, run).mismatches] == [("done", 1)]
+
+
+def test_a_wrong_session_is_caught_without_a_word():
+    config = CONFIGS[2]
+    run = recorded(config)
+    run.spec.word_seed = None
+    for name in ("ready", "valid", "payload"):
+        del run.samples[name]
+    step, src, dst, sess = simulate(config).deliveries.rows()[4]
+    run.samples["dsession"][step - run.first_cycle, dst] = (sess + 1) % config.sessions
+    first = judge(config, 8, run).first_mismatch
+    assert (first.kind, first.cycle, first.processor) == ("delivery", step, dst)
+
+
+def test_watchdog_names_the_first_stall_drop_and_the_first_transfer_only():
+    config = CONFIGS[0]
+    run = _held(config)
+    run.samples["stall"][-3:-1] = 0
+    run.samples["used"][-2:] = 2
+    got = [(m.cycle, m.got) for m in judge_watchdog(config, run).mismatches]
+    last = run.last_cycle
+    assert got == [(last - 2, "stall low"), (last - 1, "used=2")]
