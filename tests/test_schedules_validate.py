@@ -281,3 +281,13 @@ def test_a_knowledge_matrix_over_the_limit_is_refused_at_its_largest_item(monkey
     v = validate(s)
     assert v.error == "round 2, message 0: unknown item 7 (too many items per node)"
     assert (v.valid, v.messages, v.R) == (False, 0, 0)
+
+
+def test_empty_rounds_in_the_metrics_and_the_knowledge():
+    # an empty round inside counts (busy 0, knowledge unchanged); one at the
+    # end does not (R stops at the last busy round)
+    s = S([[M(0, [1], [0])], [], [M(1, [2], [0, 1])], [M(2, [0], [1, 2])], [M(2, [1], [2])], []],
+          model="F1", p=None, n=3)
+    v = validate(s, knowledge=True)
+    assert v.valid and (v.R, v.S, v.calls) == (5, 6, 4)
+    assert v.busy == [2, 0, 2, 2, 2] and v.knowledge == [3, 4, 4, 6, 8, 9]
