@@ -109,7 +109,8 @@ MUTATION_OPERATORS = frozenset("core/" + name for name in (
     "ReplaceBreakWithContinue", "ReplaceContinueWithBreak", "ExceptionReplacer",
     "NumberReplacer", "ZeroIterationForLoop"))
 
-MUTATE_USAGE = ("usage: python3 dev.py mutate [--at COMMIT] [--rerun-survivors] [--timeout S] "
+MUTATE_USAGE = ("usage: python3 dev.py mutate [--at COMMIT] [--rerun-survivors | --report] "
+                "[--timeout S] "
                 "[--max-seconds S] MODULE [MODULE...]  (MODULE as in tests/mutation_map.toml, "
                 "e.g. sim/judge.py)")
 
@@ -149,8 +150,16 @@ def _toml_str(text: str) -> str:
 
 
 def _mutant_key(mutation: dict) -> str:
+    """``operator@line:column#occurrence``: one number gives two mutants at one place."""
     line, col = mutation["start_pos"]
-    return f"{mutation['operator_name']}@{line}:{col}"
+    return f"{mutation['operator_name']}@{line}:{col}#{mutation['occurrence']}"
+
+
+def _mutated_line(diff: str | None) -> str:
+    """The line the mutant wrote (from cosmic-ray's diff)."""
+    added = [x[1:].strip() for x in (diff or "").splitlines()
+             if x.startswith("+") and not x.startswith("+++")]
+    return added[0] if added else "?"
 
 
 def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str],
@@ -230,7 +239,8 @@ def _tally(cr: Path, work: Path, tree: Path, module: str, classified: dict) -> d
                 counts["equivalent"] += 1
                 continue
             counts["accepted" if verdict.startswith("accepted") else "survived"] += 1
-            survivors.append((key, verdict, lines[mutation["start_pos"][0] - 1].strip()))
+            survivors.append((key, verdict, lines[mutation["start_pos"][0] - 1].strip()
+                              + "  ->  " + _mutated_line(result.get("diff"))))
     return dict(counts=counts, survivors=survivors)
 
 
@@ -246,6 +256,8 @@ def mutate_args(argv: list[str]):
             continue
         if argv[k] == "--rerun-survivors":
             rerun = True
+        elif argv[k] == "--report":
+            rerun = "report"
         elif argv[k].startswith("-"):
             return MUTATE_USAGE
         else:
@@ -280,8 +292,10 @@ def mutate(py: Path, argv: list[str]) -> int:
     "before"); map entries that commit lacks are left out.
     ``--rerun-survivors`` runs only the survivors of the module's last
     session again (valid when only the tests changed since: the module's
-    text must be the same). ``--max-seconds S`` stops each module's run
-    after S seconds and reports the mutants not run.
+    text must be the same). ``--report`` prints the last session's counts
+    again (with the classifications as they are now) and runs nothing.
+    ``--max-seconds S`` stops each module's run after S seconds and reports
+    the mutants not run.
     Exit 0 when done, 1 when unclassified survivors remain, 2 on bad
     arguments, 3 when a module's tests fail unmutated.
     """
@@ -302,14 +316,16 @@ def mutate(py: Path, argv: list[str]) -> int:
     for module in rest:
         work = MUTATE / re.sub(r"[^A-Za-z0-9]+", "-", module).strip("-")
         tree = work / "tree"
-        _mirror(tree, opts["--at"])
+        if rerun != "report":  # --report reads the last session, mirror and all
+            _mirror(tree, opts["--at"])
         tests = [t for t in known[module]["tests"] if (tree / t.split("::")[0]).exists()]
         env = {**os.environ, "PYTHONPATH": str(tree),
                "PATH": f"{py.parent}{os.pathsep}{os.environ.get('PATH', '')}",
                "PIPEGOSSIP_BUILD_DIR": str(tree / "build" / "cosim")}
         try:
-            finished = _run_session(cr, work, tree, module, tests, env, rerun,
-                                    known[module].get("timeout", timeout), max_seconds)
+            finished = rerun == "report" or _run_session(
+                cr, work, tree, module, tests, env, rerun,
+                known[module].get("timeout", timeout), max_seconds)
             out = _tally(cr, work, tree, module, classified.get(module, {}))
         except (RuntimeError, subprocess.CalledProcessError) as e:
             print(f"dev.py mutate: {e}", file=sys.stderr)

@@ -240,6 +240,10 @@ def test_polling_early_speaker_refused(n, data):
      "messages this round (Hstar)"),
     ([[M(0, [3], [0])]], "H1", 3, "round 1, message 0: unknown node 3 (nodes are 0..2)"),
     ([[M(3, [0], [0])]], "H1", 3, "round 1, message 0: unknown node 3 (nodes are 0..2)"),
+    ([[M(0, [2], [0]), M(1, [2], [1])]], "port", 3, "round 1, message 1: node 2 receives twice "
+     "this round (port)"),
+    # a repeated item after the first message's
+    ([[M(0, [1], [0]), M(2, [0], [2, 2])]], "port", 3, "round 1, message 1: item 2 listed twice"),
     # two broken messages: the earlier one is named, whichever rule is checked first
     ([[M(0, [1], [0, 0]), M(2, [7], [2])]], "port", 3, "round 1, message 0: item 0 listed twice"),
 ])
@@ -291,3 +295,27 @@ def test_empty_rounds_in_the_metrics_and_the_knowledge():
     v = validate(s, knowledge=True)
     assert v.valid and (v.R, v.S, v.calls) == (5, 6, 4)
     assert v.busy == [2, 0, 2, 2, 2] and v.knowledge == [3, 4, 4, 6, 8, 9]
+
+
+def test_multicast_reaches_every_listed_receiver():
+    s = S([[M(0, [1, 2], [0])], [M(1, [0, 2], [1])], [M(2, [0, 1], [2])]], model="port", p=1, n=3)
+    v = validate(s)
+    assert v.valid, v.error
+    assert (v.R, v.messages, v.transfers, v.item_transfers) == (3, 3, 6, 6)
+    # two messages in a round, the first a multicast: its last receiver holds
+    # the item next round (and nobody else got it)
+    s = S([[M(0, [1, 2], [0]), M(3, [4], [3])], [M(2, [3], [0]), M(4, [0], [0])]],
+          model="port", p=1, n=5)
+    assert validate(s).error == "round 2, message 1: node 4 sends item 0 it does not hold"
+
+
+def test_more_than_64_items_take_a_second_knowledge_word():
+    for n in (65, 70, 129):
+        assert validate(cyclic_shift(n)).valid, n
+
+
+def test_an_invalid_schedule_has_no_metrics():
+    v = validate(S([[M(0, [5], [0])]]))
+    assert v.to_json() == {"valid": False, "error": v.error, "n": 3, "R": 0, "messages": 0,
+                           "calls": None, "transfers": 0, "item_transfers": 0, "S": 0,
+                           "efficiency": 0.0, "busy": []}

@@ -527,3 +527,40 @@ def test_watchdog_names_the_first_stall_drop_and_the_first_transfer_only():
     got = [(m.cycle, m.got) for m in judge_watchdog(config, run).mismatches]
     last = run.last_cycle
     assert got == [(last - 2, "stall low"), (last - 1, "used=2")]
+
+
+def test_a_missing_field_does_not_stop_the_others_being_checked():
+    config = CONFIGS[0]
+    run = recorded(config)
+    del run.samples["used"]
+    run.samples["busy"][3 - run.first_cycle] = 0
+    assert [(m.kind, m.cycle) for m in judge(config, 8, run).mismatches] == [("busy", 3)]
+
+
+def test_the_last_sampled_cycle_and_the_idle_fields_before_start_are_checked():
+    config = CONFIGS[0]
+    run = recorded(config)
+    run.samples["stall"][-1] = 1
+    run.samples["busy"][0] = 1
+    got = [(m.kind, m.cycle, m.got) for m in judge(config, 8, run).mismatches]
+    assert got == [("idle", -2, "busy=1"), ("stall", run.last_cycle, "1")]
+
+
+def test_a_word_nobody_was_seen_taking_is_not_judged_but_its_delivery_is():
+    # No seed: the words are those taken at the handshakes. Processor 1's last
+    # take is missing, so its last word is unknown: its deliveries are
+    # judged by source and session alone, and a dropped one is still named.
+    config = CONFIGS[2]
+    run = recorded(config)
+    run.spec.word_seed = None
+    p, last = 1, config.sessions - 1
+    taken = np.flatnonzero(run.samples["ready"][:, p] & run.samples["valid"][:, p])
+    run.samples["ready"][taken[-1], p] = 0
+    rows = [r for r in simulate(config).deliveries.rows() if r[1] == p and r[3] == last]
+    step, _, dst, _ = rows[0]
+    run.samples["dvalid"][step - run.first_cycle, dst] = 0
+    got = [(m.kind, m.cycle, m.processor, m.got) for m in judge(config, 8, run).mismatches]
+    t = int(taken[-1]) + run.first_cycle
+    assert sorted(got, key=str) == sorted([("delivery", None, dst, "0 deliveries"),
+                                           ("delivery", step, dst, "no delivery"),
+                                           ("handshake", t, p, "not taken")], key=str)
