@@ -319,3 +319,9 @@ def test_an_invalid_schedule_has_no_metrics():
     assert v.to_json() == {"valid": False, "error": v.error, "n": 3, "R": 0, "messages": 0,
                            "calls": None, "transfers": 0, "item_transfers": 0, "S": 0,
                            "efficiency": 0.0, "busy": []}
+
+
+def test_missing_pairs_of_items_beyond_64_are_counted():
+    s = S([[M(66, [0], [66])]], model="F1", p=1, n=70, primitive="broadcast", root=66)
+    assert validate(s).error == ("round 1, message -: incomplete broadcast: node 1 lacks item 66 "
+                                 "at the end (68 node-item pairs missing)")
