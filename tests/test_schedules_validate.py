@@ -325,3 +325,10 @@ def test_missing_pairs_of_items_beyond_64_are_counted():
     s = S([[M(66, [0], [66])]], model="F1", p=1, n=70, primitive="broadcast", root=66)
     assert validate(s).error == ("round 1, message -: incomplete broadcast: node 1 lacks item 66 "
                                  "at the end (68 node-item pairs missing)")
+
+
+def test_the_first_incomplete_node_is_named():
+    # nodes 0 and 1 end complete, node 2 lacks items 0 and 1
+    s = S([[M(2, [0], [2])], [M(0, [1], [0, 2])], [M(1, [0], [1])]], model="F1", p=None, n=3)
+    assert validate(s).error == ("round 3, message -: incomplete gossip: node 2 lacks item 0 at "
+                                 "the end (2 node-item pairs missing)")
