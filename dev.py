@@ -87,6 +87,7 @@ def missing_prerequisites() -> list[str]:
 # it ahead of the editable finder, also for the simulator's embedded Python.
 
 MUTATE = ROOT / "build" / "mutate"
+DEFERRED = "deferred by --rerun-survivors"
 MUTATION_MAP = ROOT / "tests" / "mutation_map.toml"
 MUTATION_SURVIVORS = ROOT / "tests" / "mutation_survivors.toml"
 
@@ -192,6 +193,10 @@ def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str]
             raise RuntimeError(f"{module}: --rerun-survivors needs an earlier session of this "
                                "very module text (the module changed, or none was run)")
         with sqlite3.connect(db) as con:
+            # only the survivors: the mutants never run wait (restored below)
+            con.execute("INSERT INTO work_results (worker_outcome, output, job_id) "
+                        f"SELECT 'SKIPPED', '{DEFERRED}', job_id FROM work_items WHERE job_id "
+                        "NOT IN (SELECT job_id FROM work_results)")
             con.execute("DELETE FROM work_results WHERE lower(test_outcome) = 'survived'")
     else:
         db.unlink(missing_ok=True)
@@ -209,6 +214,10 @@ def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str]
         os.killpg(proc.pid, 15)
         proc.wait()
         return False
+    finally:
+        if rerun:
+            with sqlite3.connect(db) as con:
+                con.execute(f"DELETE FROM work_results WHERE output = '{DEFERRED}'")
 
 
 def _tally(cr: Path, work: Path, tree: Path, module: str, classified: dict) -> dict:
@@ -292,7 +301,7 @@ def mutate(py: Path, argv: list[str]) -> int:
     "before"); map entries that commit lacks are left out.
     ``--rerun-survivors`` runs only the survivors of the module's last
     session again (valid when only the tests changed since: the module's
-    text must be the same). ``--report`` prints the last session's counts
+    text must be the same); mutants that session never ran stay pending. ``--report`` prints the last session's counts
     again (with the classifications as they are now) and runs nothing.
     ``--max-seconds S`` stops each module's run after S seconds and reports
     the mutants not run.
@@ -334,7 +343,8 @@ def mutate(py: Path, argv: list[str]) -> int:
         done = c["killed"] + c["timeout"]
         judged = done + c["survived"] + c["accepted"]
         score = 100.0 * done / judged if judged else 0.0
-        cut = "" if finished else f" ({c['pending']} not run: stopped)"
+        cut = f" ({c['pending']} not run{'' if finished else ': stopped'})" \
+            if c["pending"] else ""
         print(f"{module}{' at ' + opts['--at'] if opts['--at'] else ''}: "
               f"{judged + c['equivalent']} mutants run{cut}: killed {c['killed']}, "
               f"timeouts {c['timeout']}, survived {c['survived']}, accepted {c['accepted']}, "
