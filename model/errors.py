@@ -1,6 +1,6 @@
 """Exceptions raised by the golden model."""
 
-__all__ = ["ConfigError", "DeadlockError", "FormatError"]
+__all__ = ["ConfigError", "DeadlockError", "FastPathWarning", "FormatError"]
 
 
 class ConfigError(ValueError):
@@ -33,3 +33,12 @@ class DeadlockError(RuntimeError):
         if more > 0:
             shown += f"; ... and {more} more"
         super().__init__(f"deadlock at step {step}: {shown}")
+
+
+class FastPathWarning(RuntimeWarning):
+    """The compiled fast path (:mod:`.fastpath`) stopped on a run the general engine finishes.
+
+    That is a bug of the fast path, never of the input: the result is the
+    general engine's (correct, slower), and the warning says where the fast
+    path stopped. The test suite turns it into an error.
+    """

@@ -41,7 +41,7 @@ from .judge import Verdict, judge, model_result, session_ends
 from .record import HwRun, RunSpec
 from . import build_cache
 from .paths import build_root
-from .runner import GENERATOR, Build, CosimError, Progress, build, run_build
+from .runner import GENERATOR, Build, CosimError, Progress, _check_build_options, build, run_build
 from .simulators import CLOCK_PORTS, Recipe, ports_vlt, sized
 
 __all__ = ["FastOutcome", "fast_cosimulate", "build_fast", "run_fast", "batch_items", "expected_hex",
@@ -183,6 +183,9 @@ def build_fast(config: RunConfig, width: int = 8, *, fabric: str | None = None,
     ``config`` sets the expected trace's L (the checker's span); ``fabric``
     may be another text with the fabric's ports (:mod:`.fast_faults`).
     """
+    # Refuse a missing simulator before the texts are cached under the build
+    # folder: a refused command leaves nothing on disk.
+    _check_build_options(simulator, None)
     text = top_text(config, width, fabric)
     recipe = recipe_for(config) if recipe is None else recipe
     return build_text(name or f"{config.slug}-w{width}-fast", text, FAST_TOP, config, width,
@@ -307,6 +310,7 @@ def fast_cosimulate(config: RunConfig, width: int = 8, word_seeds: Sequence[int]
         Build recipe of the fast top (default :func:`recipe_for` the runs' cycles).
     """
     from .cosim import default_runs
+    _check_build_options(simulator, None)
     model_config = against or config
     if against is not None and against.n != config.n:
         raise ConfigError(f"cannot judge an N={config.n} fabric by an N={against.n} model")

@@ -157,3 +157,16 @@ def test_disconnected_graph_refused():
 def test_deterministic_bytes():
     topo = topology("debruijn", k=5)
     assert matching_schedule(topo).to_bytes() == matching_schedule(topo).to_bytes()
+
+
+@pytest.mark.parametrize("tau", [0.5, 2.0])
+def test_linear_cost_beats_the_unit_cost_schedule_at_its_own_measure(tau):
+    # mesh 4x4: R >= 6 (the diameter) and S >= 15 (a node hears 15 items,
+    # one partner per round), so T = R + tau S >= 6 + 15 tau. Cutting rounds
+    # at s_opt must beat the unit-cost schedule (R 6, S 27) under T.
+    topo = topology("mesh", a=4, b=4)
+    unit = validate(matching_schedule(topo))
+    linear = validate(matching_schedule(topo, tau=tau))
+    assert (unit.R, unit.S) == (6, 27)
+    assert 6 + 15 * tau <= linear.T(tau) < unit.T(tau)
+    assert linear.T(2.0) <= 44  # 6 + 2 * 19, as measured when this test was written

@@ -103,3 +103,41 @@ def test_search_small():
                                          (8, 2, 16)])
 def test_search_settles_c(n, p, optimum):
     assert _search(n, p).optimum == optimum
+
+
+@pytest.mark.parametrize("n, p", [(10, 2), (17, 3), (30, 4), (64, 5), (23, 7)])
+def test_calls_are_packed_as_early_as_their_two_nodes_allow(n, p):
+    # The rounds are a by-product of the call sequence: each call one round
+    # after the later of its two nodes' previous calls.
+    from pipegossip.model.algorithms.short_messages import protocol_calls
+
+    last = [0] * n
+    for u, v, _, _ in protocol_calls(n, p):
+        last[u] = last[v] = max(last[u], last[v]) + 1
+    assert validate(short_messages(n, p)).R == max(last)
+
+
+@pytest.mark.parametrize("n, p", [(10, 2), (17, 3), (30, 4), (64, 5), (23, 7)])
+def test_third_phase_callers_come_as_greedy_matchings(n, p):
+    # "matchings first keep the packed rounds few": the callers i (calling
+    # i+p+1) in an order that splits into matchings, each maximal among the
+    # callers left after the earlier ones.
+    from pipegossip.model.algorithms.short_messages import _matchings
+
+    callers = list(range(0, n, 2)) + list(range(1, n, 2))
+    out = _matchings(callers, n, p)
+    assert sorted(out) == sorted(callers)
+    groups, used = [], set()
+    for i in out:
+        pair = {i, (i + p + 1) % n}
+        if not groups or used & pair:
+            groups.append([])
+            used = set()
+        groups[-1].append(i)
+        used |= pair
+    for g, group in enumerate(groups):
+        nodes = {x for i in group for x in (i, (i + p + 1) % n)}
+        assert len(nodes) == 2 * len(group)  # a matching
+        for later in groups[g + 1:]:
+            for i in later:
+                assert nodes & {i, (i + p + 1) % n}, (g, i)  # maximal

@@ -20,3 +20,25 @@ def test_usage_line_for_an_unknown_command():
     r = subprocess.run([sys.executable, str(ROOT / "dev.py"), "nope"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("usage: python3 dev.py demo")
+
+
+def test_mutate_refuses_bad_arguments_before_installing_anything():
+    for argv, start in ((["mutate"], "usage: python3 dev.py mutate"),
+                        (["mutate", "sim/nope.py"], "dev.py mutate: unknown module sim/nope.py"),
+                        (["mutate", "--max-seconds", "soon", "sim/judge.py"],
+                         "usage: python3 dev.py mutate"),
+                        (["mutate", "--frobnicate", "sim/judge.py"], "usage: python3 dev.py mutate")):
+        r = subprocess.run([sys.executable, str(ROOT / "dev.py"), *argv], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and r.stderr.startswith(start), argv
+        assert r.stdout == "" and len(r.stderr.splitlines()) == 1
+
+
+def test_every_mapped_module_and_test_file_exists():
+    import tomllib
+
+    mapping = tomllib.loads((ROOT / "tests" / "mutation_map.toml").read_text())
+    for module, entry in mapping.items():
+        assert (ROOT / module).is_file(), module
+        for test in entry["tests"]:
+            assert (ROOT / test.split("::")[0]).is_file(), test

@@ -238,3 +238,32 @@ def test_fast_path_reports_progress(fast_path_everywhere, monkeypatch):
     assert calls[0] == (7, int(r.utilization[:7].sum()) // 2, 20 * 19)
     assert [c[0] for c in calls] == list(range(7, r.length, 7)) + [r.length]
     assert calls[-1][1:] == (20 * 19, 20 * 19)
+
+
+def test_a_fast_path_fallback_is_reported(fast_path_everywhere, monkeypatch):
+    from pipegossip.model.errors import FastPathWarning
+
+    config = RunConfig.family(16, "pipelined", receive="any", substitute=True)
+    monkeypatch.setattr(fast_path_everywhere, "run_cyclic_any_substitute",
+                        lambda *a, **k: (np.zeros(3, np.int64), None, True))
+    with pytest.warns(FastPathWarning, match=r"stopped at step 4 of N=16 .* general engine's"):
+        r = simulate(config)
+    _same_run(r, _general(config))
+
+
+@pytest.mark.parametrize("n", [64, 65, 4096])
+def test_the_fast_path_finishes_the_sizes_it_claims(n):
+    # Word counts 1, 2 and 64 (a multiple of 64: the bit groups of usum fill up).
+    from pipegossip.model import fastpath
+    from pipegossip.model.closed_forms import physical_limit
+    from pipegossip.model.pickers import cyclic_starts
+
+    if not fastpath.AVAILABLE:
+        pytest.skip("numba is not installed")
+    config = RunConfig.family(n, "pipelined", receive="any", substitute=True)
+    assert fastpath.wanted(config, table=False) or n < fastpath.MIN_N
+    util, rows, deadlocked = fastpath.run_cyclic_any_substitute(
+        config, cyclic_starts(config.orders), deliveries=False)
+    assert not deadlocked and rows is None
+    assert int(util.sum()) == 2 * n * (n - 1)  # every word sent and received once
+    assert physical_limit(n) <= len(util)

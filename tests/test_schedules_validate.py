@@ -50,6 +50,27 @@ def test_rules(rounds, model, p, text):
         check(S(rounds, model=model, p=p))
 
 
+def test_a_node_whose_caller_is_node_0_cannot_call_another_in_f1():
+    # node 1 hears node 0 and calls node 2: two calls, and its partner's id
+    # is 0, which must count as a partner like any other
+    rounds = [[M(0, [1], [0]), M(1, [2], [1])]]
+    v = validate(S(rounds, model="F1", p=1))
+    assert not v.valid and "round 1, message 1: node 1 is in two calls" in v.error
+    assert validate(S([[M(0, [1], [0]), M(1, [0], [1])]], model="F1", p=1, n=2)).valid
+
+
+@pytest.mark.parametrize("primitive", ["gather", "broadcast", "gossip"])
+def test_p_bounds_every_primitive_but_polling(primitive):
+    # round 2: node 1 forwards two items with p=1
+    rounds = [[M(0, [1], [0])], [M(1, [2], [0, 1])]]
+    root = None if primitive == "gossip" else 0
+    v = validate(S(rounds, model="F1", p=1, primitive=primitive, root=root))
+    assert not v.valid and "round 2, message 0: message carries 2 items, more than p=1" \
+        in v.error
+    roomy = validate(S(rounds, model="F1", p=2, primitive=primitive, root=root))
+    assert "more than p" not in (roomy.error or "")
+
+
 def test_items_usable_next_round_only():
     s = S([[M(0, [1], [0]), M(1, [2], [0])]], model="port", p=1)
     assert "node 1 sends item 0 it does not hold" in validate(s).error
@@ -205,3 +226,109 @@ def test_polling_early_speaker_refused(n, data):
     v = validate(S(early, n=n, p=None, primitive="polling", root=0))
     assert not v.valid
     assert f"node {speaker} speaks before" in v.error or "two messages" in v.error
+
+
+# -- behaviours a mutation of validate.py changed unnoticed -------------------
+
+@pytest.mark.parametrize("rounds,model,n,text", [
+    # the message index is its place in the round, the node another number
+    ([[M(2, [3], [2]), M(0, [3], [0])]], "H1", 4, "round 1, message 1: node 3 is in two "
+     "messages this round (H1)"),
+    ([[M(2, [0], [2]), M(2, [1], [2])]], "port", 3, "round 1, message 1: node 2 sends twice "
+     "this round (port)"),
+    ([[M(0, [2], [0]), M(2, [0], [2])]], "Hstar", 3, "round 1, message 1: edge 0-2 carries two "
+     "messages this round (Hstar)"),
+    ([[M(0, [3], [0])]], "H1", 3, "round 1, message 0: unknown node 3 (nodes are 0..2)"),
+    ([[M(3, [0], [0])]], "H1", 3, "round 1, message 0: unknown node 3 (nodes are 0..2)"),
+    ([[M(0, [2], [0]), M(1, [2], [1])]], "port", 3, "round 1, message 1: node 2 receives twice "
+     "this round (port)"),
+    # a repeated item after the first message's
+    ([[M(0, [1], [0]), M(2, [0], [2, 2])]], "port", 3, "round 1, message 1: item 2 listed twice"),
+    # two broken messages: the earlier one is named, whichever rule is checked first
+    ([[M(0, [1], [0, 0]), M(2, [7], [2])]], "port", 3, "round 1, message 0: item 0 listed twice"),
+])
+def test_the_error_names_the_right_message(rounds, model, n, text):
+    assert validate(S(rounds, model=model, p=None, n=n)).error == text
+
+
+def test_metrics_of_a_three_node_schedule():
+    s = S([[M(0, [1], [0])], [M(1, [2], [0, 1])], [M(2, [0], [1, 2])], [M(2, [1], [2])]],
+          model="F1", p=None, n=3)
+    v = validate(s, knowledge=True)
+    assert v.valid and (v.R, v.S, v.messages, v.item_transfers) == (4, 6, 4, 6)
+    assert v.busy == [2, 2, 2, 2] and v.efficiency == 8 / 12
+    assert v.knowledge == [3, 4, 6, 8, 9]
+    assert validate(s).knowledge == []
+
+
+def test_incomplete_counts_every_missing_node_item_pair():
+    v = validate(S([[M(0, [1], [0])]], model="F1", p=1, n=3))
+    assert v.error == ("round 1, message -: incomplete gossip: node 0 lacks item 1 at the end "
+                       "(5 node-item pairs missing)")
+
+
+def test_polling_items_beyond_the_nodes_are_unknown():
+    s = S([[M(1, [0], [3])]], model="F1", p=None, n=3, primitive="polling", root=0)
+    assert "unknown item 3 (polling has items 0..2 and 'q')" in validate(s).error
+
+
+def test_a_knowledge_matrix_over_the_limit_is_refused_at_its_largest_item(monkeypatch):
+    import importlib
+
+    mod = importlib.import_module("pipegossip.model.schedules.validate")
+
+    # n * n * h bits: 3 * 3 * 3 = 27 with items up to 8 (h = 3)
+    s = S([[M(0, [1], [0])], [M(1, [2], [0, 7])]], model="F1", p=None, n=3)
+    monkeypatch.setattr(mod, "_MAX_BITS", 27)
+    assert "too many items" not in (validate(s).error or "")
+    monkeypatch.setattr(mod, "_MAX_BITS", 26)
+    v = validate(s)
+    assert v.error == "round 2, message 0: unknown item 7 (too many items per node)"
+    assert (v.valid, v.messages, v.R) == (False, 0, 0)
+
+
+def test_empty_rounds_in_the_metrics_and_the_knowledge():
+    # an empty round inside counts (busy 0, knowledge unchanged); one at the
+    # end does not (R stops at the last busy round)
+    s = S([[M(0, [1], [0])], [], [M(1, [2], [0, 1])], [M(2, [0], [1, 2])], [M(2, [1], [2])], []],
+          model="F1", p=None, n=3)
+    v = validate(s, knowledge=True)
+    assert v.valid and (v.R, v.S, v.calls) == (5, 6, 4)
+    assert v.busy == [2, 0, 2, 2, 2] and v.knowledge == [3, 4, 4, 6, 8, 9]
+
+
+def test_multicast_reaches_every_listed_receiver():
+    s = S([[M(0, [1, 2], [0])], [M(1, [0, 2], [1])], [M(2, [0, 1], [2])]], model="port", p=1, n=3)
+    v = validate(s)
+    assert v.valid, v.error
+    assert (v.R, v.messages, v.transfers, v.item_transfers) == (3, 3, 6, 6)
+    # two messages in a round, the first a multicast: its last receiver holds
+    # the item next round (and nobody else got it)
+    s = S([[M(0, [1, 2], [0]), M(3, [4], [3])], [M(2, [3], [0]), M(4, [0], [0])]],
+          model="port", p=1, n=5)
+    assert validate(s).error == "round 2, message 1: node 4 sends item 0 it does not hold"
+
+
+def test_more_than_64_items_take_a_second_knowledge_word():
+    for n in (65, 70, 129):
+        assert validate(cyclic_shift(n)).valid, n
+
+
+def test_an_invalid_schedule_has_no_metrics():
+    v = validate(S([[M(0, [5], [0])]]))
+    assert v.to_json() == {"valid": False, "error": v.error, "n": 3, "R": 0, "messages": 0,
+                           "calls": None, "transfers": 0, "item_transfers": 0, "S": 0,
+                           "efficiency": 0.0, "busy": []}
+
+
+def test_missing_pairs_of_items_beyond_64_are_counted():
+    s = S([[M(66, [0], [66])]], model="F1", p=1, n=70, primitive="broadcast", root=66)
+    assert validate(s).error == ("round 1, message -: incomplete broadcast: node 1 lacks item 66 "
+                                 "at the end (68 node-item pairs missing)")
+
+
+def test_the_first_incomplete_node_is_named():
+    # nodes 0 and 1 end complete, node 2 lacks items 0 and 1
+    s = S([[M(2, [0], [2])], [M(0, [1], [0, 2])], [M(1, [0], [1])]], model="F1", p=None, n=3)
+    assert validate(s).error == ("round 3, message -: incomplete gossip: node 2 lacks item 0 at "
+                                 "the end (2 node-item pairs missing)")

@@ -44,13 +44,18 @@ def test_bad_input_is_one_line_and_exit_2(argv, word, capsys, tmp_path, monkeypa
     assert not any(tmp_path.iterdir()), "nothing may be written on refusal"
 
 
-def test_icarus_missing_is_refused(capsys, tmp_path, monkeypatch):
-    if shutil.which("iverilog"):
-        pytest.skip("iverilog is installed here")
+@pytest.mark.parametrize("mode", [[], ["--mode", "trace"], ["--waves", "vcd"]],
+                         ids=["fast", "trace", "waves"])
+def test_icarus_missing_is_refused(mode, capsys, tmp_path, monkeypatch):
+    # An empty PATH hides iverilog whether or not this machine has it, so the
+    # refusal is tested everywhere (it comes before any tool is looked for).
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
     monkeypatch.setenv("PIPEGOSSIP_BUILD_DIR", str(tmp_path / "build"))
-    assert main(["cosim", "--n", "4", "--order", "identity", "--simulator", "icarus"]) == 2
+    monkeypatch.setenv("PIPEGOSSIP_WAVES_DIR", str(tmp_path / "dumps"))
+    assert main(["cosim", "--n", "4", "--order", "identity", "--simulator", "icarus",
+                 *mode]) == 2
     assert "iverilog" in _one_error_line(capsys)
-    assert not (tmp_path / "build").exists()
+    assert not any(tmp_path.iterdir()), "a refused command leaves nothing on disk"
 
 
 def test_demo_output_folder_on_a_file_is_refused(capsys, tmp_path):
@@ -159,6 +164,7 @@ def test_cocotbs_waves_variable_does_not_break_a_build_without_tracing(monkeypat
 
 
 @pytest.mark.slow
+@pytest.mark.optional_tools
 @pytest.mark.skipif(not fst_headers_available(), reason="FST needs liblz4-dev and zlib1g-dev")
 def test_fst_waves(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("PIPEGOSSIP_WAVES_DIR", str(tmp_path))

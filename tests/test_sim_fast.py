@@ -1,8 +1,10 @@
 """The fast co-simulation mode (issue 17): in-hardware checker, one judge, per-cycle rerun.
 
 * fault injection (:mod:`pipegossip.sim.fast_faults`): a wrong action, a
-  wrong peer, a dropped word and a misrouted word, each at a chosen cycle
-  and processor, selected per run through ``hold`` (one build per mode);
+  wrong peer, a dropped, misrouted or late word, a delivery with a wrong
+  word, source or session, a missing and an extra word handshake, each at a
+  chosen cycle and processor, selected per run through ``hold`` (one build
+  per mode);
   the fast checker and the per-cycle mode name the same first mismatch;
 * both modes agree on a handful of existing cosim configurations;
 * the fast record round-trips through JSON and is judged by the one judge.
@@ -21,7 +23,7 @@ from pipegossip.sim.cosim import cosimulate, default_runs
 from pipegossip.sim.fast_faults import FAULT_KINDS, Fault, faulty_verilog
 from pipegossip.sim.fast_mode import expected_hex, fast_cosimulate, fast_record
 from pipegossip.sim.fast_build import fabric_build
-from pipegossip.sim.judge import judge, model_result
+from pipegossip.sim.judge import judge, model_result, session_ends
 from pipegossip.sim.record import HwRun
 from pipegossip.sim.runner import run_build
 from pipegossip.sim.simulators import DEFAULT_RECIPE
@@ -32,13 +34,23 @@ CHEAP = DEFAULT_RECIPE
 
 
 def _faults(config: RunConfig) -> tuple[Fault, ...]:
-    """One fault of each kind, at cycles where the victim receives (drop, misroute)."""
+    """One fault of each kind: delivery faults where the victim receives, take
+    faults at (and just before) its second word handshake."""
     table = model_result(config).table
     receives = [(t + 1, int(p)) for t in range(table.length)
                 for p in np.flatnonzero(table.actions[:, t] == R)]
-    (t1, p1), (t2, p2) = receives[3], receives[len(receives) // 2]
-    return (Fault("action", 3, 1), Fault("peer", 5, 2), Fault("drop", t1, p1),
-            Fault("misroute", t2, p2))
+    at = [receives[len(receives) * k // 8] for k in range(1, 7)]
+    take = int(session_ends(table, config.sessions)[2, 0])  # processor 2's second take
+    return (Fault("action", 3, 1), Fault("peer", 5, 2), Fault("drop", *at[0]),
+            Fault("misroute", *at[1]), Fault("word", *at[2]), Fault("source", *at[3]),
+            Fault("session", *at[4]), Fault("late", *at[5]), Fault("miss_take", take, 2),
+            Fault("extra_take", take - 1, 2))
+
+
+#: The first mismatch each fault kind must cause.
+FIRST_KIND = dict(action="trace", peer="trace", drop="delivery", misroute="delivery",
+                  word="delivery", source="delivery", session="delivery", late="delivery",
+                  miss_take="handshake", extra_take="handshake")
 
 
 def _key(m):
@@ -47,39 +59,38 @@ def _key(m):
 
 @pytest.fixture(scope="module")
 def faulty():
-    config = RunConfig.family(5, "pipelined")
+    config = RunConfig.family(5, "pipelined", sessions=2)
     faults = _faults(config)
     text = faulty_verilog(config, 8, faults)
     base = default_runs(config, (0,))[0]
-    runs = [replace(base, hold=1 << k, reset=True) for k in range(len(faults))]
+    runs = [replace(base, hold=k + 1, reset=True) for k in range(len(faults))]
     return config, faults, text, runs
 
 
 def test_fault_injection_both_modes_name_the_same_first_mismatch(faulty):
     config, faults, text, runs = faulty
-    fast = fast_cosimulate(config, 8, runs=runs, fabric=text, name="n5-fault-injection",
+    assert [f.kind for f in faults] == list(FAULT_KINDS)
+    fast = fast_cosimulate(config, 8, runs=runs, fabric=text, name="n5-k2-fault-injection",
                            recipe=CHEAP)
-    assert fast.reruns == [0, 1, 2, 3]
+    assert fast.reruns == list(range(len(faults)))
     # Trace mode on its own, every run from the start.
-    tb = fabric_build(config, 8, text, "n5-fault-injection-trace")
+    tb = fabric_build(config, 8, text, "n5-k2-fault-injection-trace")
     trace = [judge(config, 8, r) for r in run_build(tb, runs)]
     for fault, f, rerun, t in zip(faults, fast.fast_verdicts, fast.verdicts, trace):
         assert not f.match and not t.match, fault
         # The in-hardware checker and the per-cycle mode: same cycle, processor, kind.
         assert _key(f.first_mismatch) == _key(t.first_mismatch), fault
-        assert f.first_mismatch.cycle == fault.cycle
+        assert _key(t.first_mismatch) == (fault.cycle, fault.processor,
+                                          FIRST_KIND[fault.kind]), fault
         # The reported verdict is the per-cycle rerun's: expected and got in full.
         assert str(rerun.first_mismatch) == str(t.first_mismatch)
         assert "fast-mode" not in rerun.report()
-    kinds = [t.first_mismatch.kind for t in trace]
-    assert kinds == ["trace", "trace", "delivery", "delivery"]
-    assert [f.kind for f in faults] == list(FAULT_KINDS)
 
 
 def test_fault_free_runs_of_the_faulty_build_match(faulty):
     config, _, text, runs = faulty
     clean = [replace(r, hold=0) for r in runs[:2]]
-    fast = fast_cosimulate(config, 8, runs=clean, fabric=text, name="n5-fault-injection",
+    fast = fast_cosimulate(config, 8, runs=clean, fabric=text, name="n5-k2-fault-injection",
                            recipe=CHEAP)
     assert [v.match for v in fast.verdicts] == [True, True] and fast.reruns == []
 

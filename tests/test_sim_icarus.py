@@ -13,8 +13,9 @@ from pipegossip.model import RunConfig
 from pipegossip.sim.cosim import cosimulate
 from pipegossip.sim.toolchain import iverilog_available
 
-pytestmark = pytest.mark.skipif(not iverilog_available(),
-                                reason="iverilog/vvp not on PATH (apt-get install iverilog)")
+pytestmark = [pytest.mark.optional_tools,
+              pytest.mark.skipif(not iverilog_available(),
+                                 reason="iverilog/vvp not on PATH (apt-get install iverilog)")]
 
 CASES = [
     RunConfig.family(5, "pipelined", sessions=2),
