@@ -49,7 +49,7 @@ from .verdict import Verdict
 __all__ = ["JOB_ENV", "ScheduleJob", "job_for", "loaded", "timed_by_cycle", "ScheduleBuild",
            "ScheduleResult", "size_for",
            "run_programs_amaranth", "build_schedule_fabric", "run_schedule_build",
-           "cosim_schedules", "TOP"]
+           "cosim_schedules", "TOP", "amaranth_runs"]
 
 #: The testbench finds its job file through this variable.
 JOB_ENV = "PIPEGOSSIP_SCHEDULE_JOB"
@@ -151,26 +151,43 @@ def run_programs_amaranth(programs: Sequence[Program | StreamProgram],
         The jobs to drive instead of the programs' own (a fault test alters
         a timed write); as made by :func:`job_for`.
     """
-    from amaranth.sim import Simulator
-
     size = size or size_for(programs)
     _check_fits(programs, size)
     if jobs is None:  # (a timetable the path cannot meet is refused before elaborating)
         jobs = [job_for(names[i] if names else p.slug, p, seed, via)
                 for i, p in enumerate(programs)]
     dut = ScheduleFabric(size.n, size.width, size.depth, size.slots)
-    results: list[ScheduleRun] = []
+
+    def record(job, rows, store, held, acc, ended, wall):
+        return _record(job, size, rows, store, held, acc, ended, wall, "Amaranth simulator")
+
+    return amaranth_runs(dut, jobs, size, SCHEDULE_PORTS, lambda spec: size.n,
+                         SCHEDULE_SCALAR_FIELDS, SCHEDULE_LANE_FIELDS, record, _drive_amaranth)
+
+
+def amaranth_runs(dut, jobs: Sequence[dict], size: ScheduleSize, table, count,
+                  scalar_fields, lane_fields, record, drive=None) -> list:
+    """Load and run every job on ``dut`` in Amaranth's simulator; one record per job.
+
+    Shared by the program-driven fabrics: ``table`` is the fabric's port
+    table, ``count(spec)`` the length of a per-node/per-port group,
+    ``record(job, rows, store, held, acc, ended, wall)`` makes the record,
+    ``drive(ctx, dut, writes)`` drives a cycle's timed writes (streaming).
+    """
+    from amaranth.sim import Simulator
+
+    results: list = []
 
     def handle(key: str, i: int | None = None):
-        spec = next(s for s in SCHEDULE_PORTS if s.key == key)
+        spec = next(s for s in table if s.key == key)
         g = getattr(dut, spec.group)
         if i is not None:
             g = g[i]
         return g if spec.field is None else getattr(g, spec.field)
 
     outs = {schedule_record_field(k): handle(k) for k in ("busy", "done", "cycle", "length")}
-    lanes = {f: [handle(f.replace("_", "__", 1), i) for i in range(size.n)]
-             for f in SCHEDULE_LANE_FIELDS}
+    specs = {schedule_record_field(s.key): s for s in table}
+    lanes = {f: [handle(specs[f].key, i) for i in range(count(specs[f]))] for f in lane_fields}
 
     async def bench(ctx) -> None:
         for job in jobs:
@@ -183,12 +200,13 @@ def run_programs_amaranth(programs: Sequence[Program | StreamProgram],
                 ctx.set(dut.load.data, data)
                 await ctx.tick()
             ctx.set(dut.load.valid, 0)
-            rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
+            rows = {k: [] for k in scalar_fields + lane_fields}
             ctx.set(dut.start, 1)
             done_at, k = None, 0
             timed = timed_by_cycle(job)
             while True:
-                _drive_amaranth(ctx, dut, timed.get(k, []))
+                if drive:
+                    drive(ctx, dut, timed.get(k, []))
                 for f, s in outs.items():
                     rows[f].append(ctx.get(s))
                 for f, sigs in lanes.items():
@@ -199,10 +217,11 @@ def run_programs_amaranth(programs: Sequence[Program | StreamProgram],
                 await ctx.tick()
                 ctx.set(dut.start, 0)
                 k += 1
-            _drive_amaranth(ctx, dut, [])
+            if drive:
+                drive(ctx, dut, [])
             store, held, acc = await _read_back_amaranth(ctx, dut, size)
-            results.append(_record(job, size, rows, store, held, acc, ended,
-                                   time.perf_counter() - t0, "Amaranth simulator"))
+            results.append(record(job, rows, store, held, acc, ended,
+                                  time.perf_counter() - t0))
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
