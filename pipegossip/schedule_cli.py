@@ -8,6 +8,7 @@ import json
 import sys
 
 from .cli import UsageError
+from .collective_cli import COLLECTIVE_ALGORITHMS, collective_schedule
 from .files import atomic_write
 from .literature_cli import LITERATURE_ALGORITHMS, literature_schedule
 from .network_cli import NETWORK_ALGORITHMS, add_network_arguments, network_schedule
@@ -22,7 +23,7 @@ from .options import (add_config_arguments, checked_number, config_from_args, de
 __all__ = ["register", "ALGORITHMS"]
 
 ALGORITHMS = ("run", "one-factor", "cyclic-shift", "recursive-doubling",
-              "min-calls") + LITERATURE_ALGORITHMS + NETWORK_ALGORITHMS
+              "min-calls") + LITERATURE_ALGORITHMS + NETWORK_ALGORITHMS + COLLECTIVE_ALGORITHMS
 _RUN_ONLY = {"order": None, "seed": None, "receive": "ordered", "substitute": False,
              "sessions": 1, "channels": None}
 
@@ -33,7 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Generate a schedule and write it as JSON (gzip when FILE ends in .gz). "
         "'run' compiles a pipelined-gossiping run (all options of 'pipegossip run'); the "
         "others are the optimal generators: one-factor (H1, p=1), cyclic-shift (port, p=1), "
-        "recursive-doubling (telephone F1, unlimited p), min-calls (F1, 2n-4 calls).")
+        "recursive-doubling (telephone F1, unlimited p), min-calls (F1, 2n-4 calls); reduce "
+        "(--root) and allreduce write one combined word per message, all-port writes Fstar "
+        "p=1 gossip, each on --topology with --n/--k/--a/--b.")
     p.add_argument("algorithm", choices=ALGORITHMS, metavar="ALGORITHM",
                    help=" | ".join(ALGORITHMS))
     add_config_arguments(p)
@@ -51,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--p", type=positive_int, default=None,
                    help="declare a packet limit; refused if the schedule breaks it")
     g.add_argument("--root", type=decimal, default=None,
-                   help="root node (broadcast, gather, polling schedules)")
+                   help="root node (broadcast, reduce schedules)")
     add_network_arguments(p)
     p.add_argument("-o", "--output", default="-", metavar="FILE",
                    help="FILE.json or FILE.json.gz; '-' (default) is stdout")
@@ -107,6 +110,8 @@ def _generate(args: argparse.Namespace) -> Schedule:
     from .model.schedules.compile_run import schedule_of_config
     if args.algorithm in NETWORK_ALGORITHMS:
         return network_schedule(args)
+    if args.algorithm in COLLECTIVE_ALGORITHMS:
+        return collective_schedule(args)
     if args.algorithm in LITERATURE_ALGORITHMS:
         return literature_schedule(args)
     if args.algorithm == "run":
@@ -149,8 +154,8 @@ def _generate(args: argparse.Namespace) -> Schedule:
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:
-    if args.root is not None and args.algorithm not in NETWORK_ALGORITHMS:
-        raise UsageError("--root: every generator here writes gossip schedules, which have "
+    if args.root is not None and args.algorithm not in NETWORK_ALGORITHMS + COLLECTIVE_ALGORITHMS:
+        raise UsageError(f"--root: {args.algorithm} writes gossip schedules, which have "
                          "no root")
     s = _generate(args)
     if args.p is not None:

@@ -13,7 +13,7 @@ from .model.schedules.compile_run import schedule_of_config
 from .model.schedules.ir import Schedule
 from .model.schedules.validate import validate
 
-__all__ = ["TABLE_ALGORITHMS", "comparison_rows", "bench_case", "estimate_bytes", "default_sizes",
+__all__ = ["TABLE_ALGORITHMS", "NETWORK_ROWS_MAX_N", "network_cases", "comparison_rows", "bench_case", "estimate_bytes", "default_sizes",
            "BENCH_SIZES", "BENCH_LIMIT"]
 
 
@@ -34,13 +34,49 @@ TABLE_ALGORITHMS = ("pipelined", "identity+alg2", "one-factor", "cyclic-shift",
                     "recursive-doubling")
 
 
+#: The network generators' rows (all-port, allreduce, reduce) stop here:
+#: the all-port greedy's work grows as n^2 times its rounds.
+NETWORK_ROWS_MAX_N = 256
+
+
+def network_cases(n: int) -> list[tuple[str, Callable[[], Schedule]]]:
+    """The network generators' rows for ``n``: hypercube (n = 2^k), cycle (n >= 3)
+    and the squarest torus ``a x b`` with ``3 <= a <= b``, each with its
+    all-port gossip and allreduce (reduce to node 0 on the hypercube)."""
+    from .model.algorithms.allport import allport_gossip
+    from .model.algorithms.reduce import allreduce_schedule, reduce_schedule
+    from .model.schedules.topologies import topology
+    if n > NETWORK_ROWS_MAX_N:
+        return []
+    graphs = []
+    if n & (n - 1) == 0 and n >= 4:
+        graphs.append(("hypercube", topology("hypercube", k=n.bit_length() - 1)))
+    if n >= 3:
+        graphs.append(("cycle", topology("cycle", n=n)))
+    a = max((d for d in range(3, math.isqrt(n) + 1) if n % d == 0), default=None)
+    if a is not None:
+        graphs.append((f"torus {a}x{n // a}", topology("torus", a=a, b=n // a)))
+    out = []
+    for label, t in graphs:
+        out.append((f"all-port {label}", lambda t=t: allport_gossip(t)))
+        out.append((f"allreduce {label}", lambda t=t: allreduce_schedule(t)))
+        if label == "hypercube":
+            out.append(("reduce hypercube", lambda t=t: reduce_schedule(t, 0)))
+    return out
+
+
 def comparison_rows(sizes: list[int]) -> list[dict]:
-    """One row per (n, algorithm): model, p, R, bound, messages, efficiency."""
+    """One row per (n, algorithm): model, p, R, bound, messages, efficiency.
+
+    The gossip generators on the complete graph first, then the network
+    generators of :func:`network_cases`, each beside its largest R bound.
+    """
     algs = _algorithms()
     rows = []
     for n in sizes:
-        for name in TABLE_ALGORITHMS:
-            s = algs[name](n)
+        cases = [(name, lambda name=name: algs[name](n)) for name in TABLE_ALGORITHMS]
+        for name, make in cases + network_cases(n):
+            s = make()
             v = validate(s)
             if not v.valid:  # a generator bug, never user input
                 raise AssertionError(f"{name} n={n}: {v.error}")

@@ -107,14 +107,32 @@ def test_table_md_and_json(capsys):
     status, out, _ = run(capsys, "schedule-table", "--sizes", "4,6")
     assert status == 0
     lines = out.splitlines()
-    assert lines[0].startswith("| n | algorithm") and len(lines) == 2 + 10
+    # 5 gossip rows per n; n=4: hypercube (all-port, allreduce, reduce) and
+    # cycle (all-port, allreduce); n=6: cycle
+    assert lines[0].startswith("| n | algorithm") and len(lines) == 2 + 10 + 5 + 2
     assert "| 4 | one-factor | H1 | 1 | 6 | 6 | 12 | 1.0000 |" in out
+    assert "| 6 | all-port cycle | Fstar | 1 | 3 | 3 | 30 | 1.0000 |" in out
     status, out, _ = run(capsys, "schedule-table", "--sizes", "8", "--format", "json")
     rows = json.loads(out)
     assert {r["algorithm"] for r in rows} == {"pipelined", "identity+alg2", "one-factor",
-                                              "cyclic-shift", "recursive-doubling"}
+                                              "cyclic-shift", "recursive-doubling",
+                                              "all-port hypercube", "allreduce hypercube",
+                                              "reduce hypercube", "all-port cycle",
+                                              "allreduce cycle"}
     pipelined = next(r for r in rows if r["algorithm"] == "pipelined")
     assert pipelined["R"] == 21 and pipelined["bound"] == 14
+
+
+def test_table_network_rows_meet_their_bounds(capsys):
+    status, out, _ = run(capsys, "schedule-table", "--sizes", "9,16,64", "--format", "json")
+    rows = {(r["n"], r["algorithm"]): r for r in json.loads(out)}
+    assert {a for n, a in rows if n == 9} >= {"all-port cycle", "allreduce torus 3x3"}
+    for (n, name), r in rows.items():
+        if name.split()[0] in ("all-port", "allreduce", "reduce"):
+            assert r["bound"] is not None and r["R"] == r["bound"], r
+    assert rows[(64, "all-port hypercube")]["R"] == 11
+    assert rows[(64, "allreduce hypercube")]["R"] == 6
+    assert rows[(64, "allreduce torus 8x8")]["R"] == 8
 
 
 def test_plot(capsys, tmp_path):

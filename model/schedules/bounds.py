@@ -1,7 +1,10 @@
 """Lower (and a few upper) bounds that schedules are measured against.
 
 Every bound carries its source as a string, so tables and ``check`` output
-can say where a number comes from.
+can say where a number comes from. A bound holds only for the model it was
+derived under: :func:`bounds_for` lists only those that hold for a schedule's
+model, topology and primitive (an all-port schedule beats the one-receive
+bounds, so they are not shown for it).
 """
 
 from __future__ import annotations
@@ -9,13 +12,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .distances import degrees, diameter, eccentricity
 from .ir import Schedule
 
 __all__ = ["Bound", "h1_gossip_rounds", "port_gossip_rounds", "telephone_gossip_rounds",
            "telephone_min_calls", "packet_split", "packet_calls_lower", "packet_calls_upper",
            "hstar_rounds", "polling_rounds", "polling_messages", "polling_hypercube_messages",
-           "linear_cost_steps",
-           "bounds_for", "round_bound"]
+           "linear_cost_steps", "allport_gossip_rounds", "combining_rounds",
+           "bounds_for", "round_bound", "SINGLE_RECEIVE"]
+
+#: Models in which a node receives at most one message per round.
+SINGLE_RECEIVE = ("H1", "F1", "port")
 
 
 @dataclass(frozen=True)
@@ -198,15 +205,74 @@ def polling_hypercube_messages(k: int) -> list[Bound]:
     return out
 
 
-def linear_cost_steps(n: int, h: int = 1) -> Bound:
-    """Linear-cost model: every node receives ``h(n-1)`` items, ``S >= h(n-1)``."""
-    return Bound("S", h * (n - 1), "linear cost: S >= h(n-1) (Beier and Sibeyn, bound (1))")
+def linear_cost_steps(n: int, h: int = 1, least_degree: int = 1) -> Bound:
+    """Linear-cost model: every node receives ``h(n-1)`` items, ``S >= h(n-1)``.
+
+    That needs one message received per round (H1, F1, port). Under Hstar
+    and Fstar a node ``v`` receives on up to ``deg(v)`` edges at once, each
+    message at most the round's largest, so ``deg(v) * S >= h(n-1)``: pass
+    the least degree ``least_degree`` for ``S >= ceil(h(n-1)/delta)``.
+    """
+    if least_degree <= 1:
+        return Bound("S", h * (n - 1), "linear cost: S >= h(n-1) (Beier and Sibeyn, bound (1))")
+    return Bound("S", -(-h * (n - 1) // least_degree),
+                 f"linear cost, all-port: S >= ceil(h(n-1)/delta), least degree delta = "
+                 f"{least_degree} (Beier and Sibeyn's bound (1) over delta receiving edges)")
+
+
+def allport_gossip_rounds(s: Schedule, h: int = 1) -> Bound | None:
+    """Hstar/Fstar gossip: ``R >= max(diameter, ceil(h(n-1) / (delta p)))``.
+
+    The farthest token needs ``diameter`` hops, one per round; a node of
+    least degree ``delta`` takes at most ``delta`` messages of at most ``p``
+    items per round and needs ``h(n-1)`` items (for a regular graph of
+    degree ``deg``, p = 1: ``max(diameter, ceil((n-1)/deg))``). None when the
+    diameter is unknown (disconnected, or too large to compute).
+    """
+    diam = diameter(s.topology)
+    if diam is None:
+        return None
+    delta = int(degrees(s.topology).min())
+    if s.p is None:
+        return Bound("R", diam, f"all-port ({s.model}), unlimited p: R >= diameter")
+    per_round = -(-h * (s.n - 1) // (delta * s.p))
+    return Bound("R", max(diam, per_round), f"all-port ({s.model}): R >= max(diameter "
+                 f"{diam}, ceil(h(n-1)/(delta p)) = {per_round}), least degree delta = {delta}")
+
+
+def combining_rounds(s: Schedule) -> list[Bound]:
+    """Rounds of ``reduce`` and ``allreduce`` with combining.
+
+    * every model: the farthest token needs one hop per round, so
+      ``R >= ecc(root)`` for reduce (at least the radius) and
+      ``R >= diameter`` for allreduce;
+    * H1, F1, port (one message received per round): a node's set at most
+      doubles per round, so ``R >= ceil(log2 n)``.
+    """
+    t, out = s.topology, []
+    if s.primitive == "reduce":
+        ecc = eccentricity(t, s.root)
+        if ecc is not None:
+            out.append(Bound("R", ecc, f"reduce: R >= eccentricity of root {s.root} "
+                             "(>= radius): the farthest token moves one hop per round"))
+    else:
+        diam = diameter(t)
+        if diam is not None:
+            out.append(Bound("R", diam, "allreduce: R >= diameter: the farthest token "
+                             "moves one hop per round"))
+    if s.model in SINGLE_RECEIVE:
+        out.append(Bound("R", math.ceil(math.log2(s.n)), f"{s.primitive}, {s.model}: one "
+                         "message received per round, so a node's set at most doubles: "
+                         "R >= ceil(log2 n)"))
+    return out
 
 
 def bounds_for(s: Schedule, h: int = 1) -> list[Bound]:
     """The bounds that apply to ``s`` (R bound first when there is one)."""
     n, out = s.n, []
     topo = s.topology.name
+    if s.primitive in ("reduce", "allreduce"):
+        return combining_rounds(s)
     if s.primitive == "gossip":
         if s.model == "H1" and s.p == 1 and topo == "complete":
             out.append(h1_gossip_rounds(n, h))
@@ -223,7 +289,13 @@ def bounds_for(s: Schedule, h: int = 1) -> list[Bound]:
             b = hstar_rounds(topo, n, s.p)
             if b and h == 1:
                 out.append(b)
-        out.append(linear_cost_steps(n, h))
+        if s.model in SINGLE_RECEIVE:
+            out.append(linear_cost_steps(n, h))
+        else:
+            b = allport_gossip_rounds(s, h)
+            if b:
+                out.append(b)
+            out.append(linear_cost_steps(n, h, int(degrees(s.topology).min())))
     elif s.primitive == "polling" and s.model == "H1" and topo == "complete":
         out.append(polling_rounds(n))
         b = polling_messages(n)
@@ -236,5 +308,6 @@ def bounds_for(s: Schedule, h: int = 1) -> list[Bound]:
 
 
 def round_bound(s: Schedule, h: int = 1) -> Bound | None:
-    """The bound on R for ``s``, or None when none is known here."""
-    return next((b for b in bounds_for(s, h) if b.metric == "R" and b.kind == "lower"), None)
+    """The largest lower bound on R for ``s``, or None when none is known here."""
+    found = [b for b in bounds_for(s, h) if b.metric == "R" and b.kind == "lower"]
+    return max(found, key=lambda b: b.value) if found else None

@@ -6,6 +6,8 @@ starts with its token, item ``v``. Schedules with ``h`` items per node (for
 example compiled streaming runs, one item per session) use item ids
 ``s*n + v`` for node ``v``'s item number ``s``; ``h`` is read off the largest
 item id, so the file needs no extra key. Polling adds the question ``"q"``.
+In ``reduce`` and ``allreduce`` (and polling's responses) a message's items
+are the tokens its one combined word stands for.
 
 Messages are stored column-wise in NumPy arrays (a million messages as Python
 objects would cost hundreds of megabytes); :class:`Message` is the per-message
@@ -26,15 +28,20 @@ from ..errors import FormatError
 from ..inputs import read_input_bytes
 from .topologies import Topology, topology, topology_from_json
 
-__all__ = ["FORMAT", "MODELS", "PRIMITIVES", "Q", "Message", "Schedule", "dumps", "loads",
-           "load", "save", "complete"]
+__all__ = ["FORMAT", "MODELS", "PRIMITIVES", "COMBINING", "ROOTLESS", "Q", "Message", "Schedule",
+           "dumps", "loads", "load", "save", "complete"]
 
 FORMAT = "pipegossip-schedule/1"
 #: Communication models (see docs/schedules.md): one message per node (H1),
 #: telephone calls (F1), one message per edge (Hstar), per directed edge
 #: (Fstar), crossbar ports with multicast (port).
 MODELS = ("H1", "F1", "Hstar", "Fstar", "port")
-PRIMITIVES = ("gossip", "broadcast", "gather", "polling")
+PRIMITIVES = ("gossip", "broadcast", "gather", "polling", "reduce", "allreduce")
+#: Primitives whose messages carry one combined word (a set of items folded by
+#: an associative, commutative operation), whatever the number of items.
+COMBINING = ("polling", "reduce", "allreduce")
+#: Primitives without a root.
+ROOTLESS = ("gossip", "allreduce")
 #: The polling question; stored as item id -1 in the arrays.
 Q = "q"
 Q_ID = -1
@@ -74,7 +81,8 @@ class Schedule:
     primitive : str
         One of :data:`PRIMITIVES`.
     root : int or None
-        The root of broadcast, gather and polling; None for gossip.
+        The root of broadcast, gather, polling and reduce; None for gossip
+        and allreduce.
     origin : dict
         ``{"algorithm": ..., "source": ...}``: what wrote the schedule.
     round_ptr : numpy.ndarray
@@ -112,9 +120,9 @@ class Schedule:
         if self.p is not None and (isinstance(self.p, bool) or not isinstance(self.p, int)
                                    or self.p < 1):
             raise FormatError(f"p must be a positive integer or null, got {self.p!r}")
-        if self.primitive == "gossip":
+        if self.primitive in ROOTLESS:
             if self.root is not None:
-                raise FormatError("root must be null for gossip")
+                raise FormatError(f"root must be null for {self.primitive}")
         elif (isinstance(self.root, bool) or not isinstance(self.root, int)
               or not 0 <= self.root < self.n):
             raise FormatError(f"{self.primitive} needs a root in 0..{self.n - 1}, got {self.root!r}")

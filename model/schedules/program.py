@@ -29,7 +29,8 @@ Compiler rules
   (wrapping addition modulo ``2**width``: associative and commutative, so
   the result does not depend on the arrival order).
 * Refused (:class:`ProgramError`): a schedule the validator rejects, more
-  cycles than ``depth``, more items than ``slots``, ``ports != 1``.
+  cycles than ``depth``, more items than ``slots``, ``ports != 1``, and
+  ``reduce``/``allreduce`` schedules (their messages are combined words).
 
 Node ``v`` starts holding its items ``v, v+n, ...`` (polling: the root also
 holds ``"q"``; other nodes' responses are loaded at the start too, since the
@@ -390,6 +391,11 @@ def compile_schedule(s: Schedule, *, width: int = 8, depth: int | None = None,
                            f"(cycles_for() counts other port numbers)")
     if isinstance(width, bool) or not isinstance(width, int) or width < 1:
         raise ProgramError(f"width must be a positive integer, not {width!r}")
+    if s.primitive in ("reduce", "allreduce"):
+        # the crossbar stores items, one word each; a combined set of tokens
+        # is one accumulator word it has no way to send
+        raise ProgramError(f"the schedule fabric does not run {s.primitive} schedules (one "
+                           "combined word per message needs the network fabric's accumulators)")
     n, h = s.n, items_per_node(s)
     polling = s.primitive == "polling"
     need_slots = n * h + (1 if polling else 0)

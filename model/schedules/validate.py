@@ -10,7 +10,9 @@ Two passes keep it fast on million-message schedules:
    every sender holds what it sends and that the round respects the model
    (a bincount per round finds conflicts in linear time; keys are sorted only
    to name the offending message). It stops at the earliest static violation,
-   so the reported error is always the first one in schedule order.
+   so the reported error is always the first one in schedule order. For
+   ``reduce``/``allreduce`` it also refuses a token a receiver would combine
+   twice (:func:`_counted_twice`).
 
 Errors read ``round r, message m: rule``; ``r`` is 1-based, ``m`` is the
 0-based position of the message in its round (``rounds[r-1][m]`` in the file).
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FormatError
-from .ir import Q_ID, Schedule
+from .ir import COMBINING, Q_ID, Schedule
 
 __all__ = ["ScheduleError", "Validation", "validate", "check", "items_per_node"]
 
@@ -160,7 +162,8 @@ class _Static:
             m(int(self.dst_msg[j]), f"node {dst[j]} sends to itself")
         self._duplicates(self.dst_msg, dst, "receiver {} listed twice")
         self._items()
-        if s.p is not None and s.primitive != "polling":
+        # combined messages are one word whatever their item count (docs/schedules.md)
+        if s.p is not None and s.primitive not in COMBINING:
             i = _first(self.item_len > s.p)
             m(i, lambda: f"message carries {self.item_len[i]} items, more than p={s.p}")
         self._edges()
@@ -193,6 +196,11 @@ class _Static:
             if j is not None:
                 self.note(int(self.item_msg[j]), f"unknown item {items[j]} (polling has items "
                           f"0..{self.n - 1} and 'q')")
+        if s.primitive in ("reduce", "allreduce"):
+            j = _first(items >= self.n)
+            if j is not None:
+                self.note(int(self.item_msg[j]), f"unknown item {items[j]} ({s.primitive} has "
+                          f"one token per node, items 0..{self.n - 1})")
         self._duplicates(self.item_msg, items, "item {} listed twice")
 
     def _edges(self) -> None:
@@ -313,6 +321,8 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
     """Round-by-round knowledge pass over messages ``0..stop-1``; metrics."""
     n = s.n
     polling = s.primitive == "polling"
+    combining = s.primitive in COMBINING
+    tokens = s.primitive in ("reduce", "allreduce")
     universe = n * h + (1 if polling else 0)
     qbit = n * h  # the question's bit, polling only
     words = (universe + 63) // 64
@@ -363,10 +373,6 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
         conflict = _round_conflict(s, src, dst, np.repeat(local, dl), firsts)
         if conflict is not None:
             found.append(conflict)
-        if found:
-            # ties on one message: the polling rule, then held items, then the model
-            m, rule = min(found, key=lambda f: f[0])
-            return ScheduleError(r, m, rule)
         # every (receiver, item) pair of the round, applied after all checks:
         # what arrives in round r is usable from round r+1.
         per_item_dsts = dl[item_msg]
@@ -374,7 +380,15 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
         offs = np.arange(len(rows)) - np.repeat(np.cumsum(per_item_dsts) - per_item_dsts,
                                                 per_item_dsts)
         recv = dst[(s.dst_ptr[a:b] - d0)[rows] + offs]
-        _set(K, recv, np.repeat(bits, per_item_dsts))
+        got = np.repeat(bits, per_item_dsts)
+        if tokens:
+            found += _counted_twice(K, recv, got, rows, universe)
+        if found:
+            # ties on one message: the polling rule, then held items, then the model,
+            # then tokens counted twice
+            m, rule = min(found, key=lambda f: f[0])
+            return ScheduleError(r, m, rule)
+        _set(K, recv, got)
         if polling:  # a node's response exists once it holds the question
             asked = nodes[_has(K, nodes, np.full(n, qbit))]
             _set(K, asked, asked)
@@ -388,7 +402,7 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
             recip = int(np.count_nonzero(send_to[firsts] == src))
             send_to[src] = -1
             calls += (b - a) - recip // 2
-        sizes.append(1 if polling else int(il.max()))
+        sizes.append(1 if combining else int(il.max()))
         if want_knowledge:
             know.append(int(np.bitwise_count(K).sum()))
     if stop < len(s.src):
@@ -403,6 +417,29 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
                       item_transfers=int((item_len * dst_len).sum()), busy=busy,
                       S=int(sum(sizes[:R])), efficiency=sum(busy) / (n * R) if R else 0.0,
                       items_per_node=h, knowledge=know[:R + 1])
+
+
+def _counted_twice(K: np.ndarray, recv: np.ndarray, got: np.ndarray, msg: np.ndarray,
+                   universe: int) -> list[tuple[int, str]]:
+    """Combining rules of reduce/allreduce: a receiver may add a token in only once.
+
+    ``recv[i]`` receives token ``got[i]`` in message ``msg[i]`` (local index).
+    A token the receiver already holds, or one that two messages of the
+    round bring it, would be folded into its word twice (a sum would be
+    wrong), so the message's set must be disjoint from the receiver's and
+    from the other sets it receives in the round.
+    """
+    found = []
+    j = _first(_has(K, recv, got))
+    if j is not None:
+        found.append((int(msg[j]), f"node {recv[j]} already holds token {got[j]}: "
+                      "combining it again counts it twice"))
+    hit = _dup_later(recv * universe + got, msg)
+    if hit is not None:
+        node, token = divmod(hit[1], universe)
+        found.append((hit[0], f"node {node} receives token {token} twice this round: "
+                      "it would be counted twice"))
+    return found
 
 
 def _set(K: np.ndarray, rows: np.ndarray, bits: np.ndarray) -> None:
@@ -422,7 +459,7 @@ def _missing(s: Schedule, K: np.ndarray, h: int, qbit: int) -> str | None:
     n = s.n
     if s.primitive == "polling":
         need, rows = np.arange(n), np.array([s.root])
-    elif s.primitive == "gather":
+    elif s.primitive in ("gather", "reduce"):
         need, rows = np.arange(n * h), np.array([s.root])
     elif s.primitive == "broadcast":
         need, rows = s.root + n * np.arange(h), np.arange(n)
