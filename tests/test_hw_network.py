@@ -11,10 +11,12 @@ import pytest
 from pipegossip.hw.network import LATENCY, NetworkFabric, network_fabric_ports, network_size
 from pipegossip.hw.network.export import network_verilog_text
 from pipegossip.hw.ports import network_ports
+from pipegossip.model.algorithms.allport import allport_gossip
 from pipegossip.model.algorithms.coloring import color_schedule
 from pipegossip.model.algorithms.matching import matching_schedule
 from pipegossip.model.algorithms.path_cycle import cycle_gossip, path_gossip
 from pipegossip.model.algorithms.polling import polling_hypercube
+from pipegossip.model.algorithms.reduce import allreduce_schedule, reduce_schedule
 from pipegossip.model.algorithms.short_messages import short_messages
 from pipegossip.model.schedules.network_program import compile_network
 from pipegossip.model.schedules.topologies import topology
@@ -28,6 +30,9 @@ SMALL = {
     "hypercube3": lambda: matching_schedule(topology("hypercube", k=3)),
     "mesh2x3": lambda: matching_schedule(topology("mesh", a=2, b=3)),
     "polling-hypercube3": lambda: polling_hypercube(3),
+    "reduce-mesh2x3": lambda: reduce_schedule(topology("mesh", a=2, b=3), 0),
+    "allreduce-hypercube3": lambda: allreduce_schedule(topology("hypercube", k=3)),
+    "all-port-cycle8": lambda: allport_gossip(topology("cycle", n=8)),
 }
 #: The issue's table: (schedule, R, cycles); the 16- and 24-node ones are slow here.
 TABLE = {
@@ -63,6 +68,17 @@ def test_polling_on_q3_takes_6_cycles_and_the_root_sums_every_response():
     assert p.cycles == p.rounds == 6
     from pipegossip.hw.network.load import item_words
     assert r.acc[0] == sum(item_words(p, 9)) % 256
+
+
+def test_allreduce_leaves_every_token_in_every_accumulator_in_k_cycles():
+    p = compile_network(allreduce_schedule(topology("hypercube", k=3)), op="xor")
+    r = _run(p, seed=6)
+    assert judge_network(p, r).match
+    from pipegossip.hw.network.load import item_words
+    want = 0
+    for w in item_words(p, 6):
+        want ^= w
+    assert p.cycles == 3 and r.acc == [want] * 8
 
 
 def test_xor_fabric_and_several_programs_on_one_build():

@@ -99,3 +99,12 @@ def test_polling_that_keeps_a_response_back_is_refused():
                 [Message(2, (1,), ("q", 2))], [Message(1, (0,), ("q", 1, 2))]])
     p = compile_network(ok)
     assert p.cycles == 4 and p.acc_sets[-1][0] == frozenset({0, 1, 2})
+
+
+def test_a_message_with_part_of_the_accumulator_is_refused():
+    from pipegossip.model.algorithms.reduce import allreduce_schedule
+    with pytest.raises(ProgramError, match="never a part of it"):
+        compile_network(allreduce_schedule(topology("cycle", n=8)))
+    p = compile_network(allreduce_schedule(topology("hypercube", k=6)))
+    assert p.cycles == p.rounds == 6
+    assert all(a == frozenset(range(64)) for a in p.acc_sets[-1])

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ir import Q_ID, Schedule
+from .ir import COMBINING, Q_ID, Schedule
 from .program import NONE, FieldLayout, ProgramError, bits_for, question_word
 from .topologies import Topology
 from .validate import check, items_per_node
@@ -67,8 +67,6 @@ __all__ = ["OPS", "ACC", "combine_words", "NetworkLayout", "NetworkProgram", "li
 OPS = ("sum", "xor")
 #: ``tx`` value: the port sends the node's accumulator.
 ACC = -2
-#: Primitives whose messages are one accumulator word.
-COMBINING = ("polling", "reduce", "allreduce")
 #: The store slot of polling's question word.
 QUESTION_SLOT = 0
 
