@@ -57,23 +57,16 @@ class NetworkRun(ScheduleRun):
         return dict(super().to_json(), ports=self.ports)
 
     @classmethod
-    def from_json(cls, data: dict) -> NetworkRun:
-        n, ports = int(data["n"]), int(data["ports"])
-        samples = {}
-        for k, v in data["samples"].items():
-            arr = np.array(v, dtype=object) if k.endswith("_word") else np.asarray(v, np.int64)
-            if k in NETWORK_LINK_FIELDS:
-                arr = arr.reshape(-1, ports)
-            elif k in NETWORK_NODE_FIELDS:
-                arr = np.array(v, dtype=object).reshape(-1, n)
-            samples[k] = arr
-        return cls(spec=RunSpec(**data["spec"]), n=n, name=data.get("name", ""),
-                   samples=samples, store=data["store"], held=data["held"], acc=data["acc"],
-                   ended=data["ended"], latency=int(data.get("latency", 1)),
-                   load_cycles=int(data.get("load_cycles", 0)),
-                   wall_seconds=float(data.get("wall_seconds", 0.0)),
-                   origin=data.get("origin", ""), problems=list(data.get("problems", [])),
-                   ports=ports)
+    def _sample(cls, key: str, values: list, data: dict) -> np.ndarray:
+        if key in NETWORK_NODE_FIELDS:  # accumulators: words of any width
+            return np.array(values, dtype=object).reshape(-1, int(data["n"]))
+        arr = np.array(values, dtype=object) if key.endswith("_word") else \
+            np.asarray(values, np.int64)
+        return arr.reshape(-1, int(data["ports"])) if key in NETWORK_LINK_FIELDS else arr
+
+    @classmethod
+    def from_json(cls, data: dict, **extra) -> NetworkRun:
+        return super().from_json(data, ports=int(data["ports"]), **extra)
 
 
 #: Faults a test may load instead of the right program (same build, both simulators):

@@ -32,8 +32,9 @@ def polling_path4() -> Schedule:
 
 
 def broadcast_path4() -> Schedule:
+    """Node 1's item to both neighbours in one cycle (the same word on two links), then on."""
     rounds = [[Message(1, (0, 2), (1,))], [Message(2, (3,), (1,))]]
-    return Schedule.from_rounds(rounds, topology=PATH4, model="Hstar", p=1,
+    return Schedule.from_rounds(rounds, topology=PATH4, model="port", p=1,
                                 primitive="broadcast", root=1)
 
 
