@@ -34,6 +34,10 @@ def test_verilog_fabric_network_writes_the_topology_s_fabric(tmp_path):
     (["verilog", "--fabric", "network", "--topology", "complete", "--n", "65"],
      "at most complete(64)"),
     (["cosim", "--fabric", "network"], "needs --schedule"),
+    (["fpga", "--fabric", "network", "--topology", "cycle", "--n", "8", "--board",
+      "icebreaker", "-o", "f"], "--board applies to --fabric fsm only"),
+    (["fpga", "--n", "8", "--order", "identity", "--op", "xor", "-o", "f"],
+     "--op applies to --fabric network only"),
     (["cosim", "--schedule", "s.json", "--op", "xor"], "--op applies only to --fabric network"),
     (["cosim", "--fabric", "fsm", "--schedule", "s.json"], "not fsm"),
 ])
