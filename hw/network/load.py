@@ -30,5 +30,6 @@ def item_words(program: NetworkProgram, seed: int = 0) -> list[int]:
 def network_writes(program: NetworkProgram, seed: int = 0) -> list[Write]:
     """The writes that load ``program``: header, items, initial accumulators, entries."""
     words = item_words(program, seed)
-    return load_writes(program, seed, words=program.slot_words(words),
-                       accs=program.initial_acc(words))
+    accs = [a if program.acc_sets[0][v] else None
+            for v, a in enumerate(program.initial_acc(words))]
+    return load_writes(program, seed, words=program.slot_words(words), accs=accs)

@@ -32,7 +32,8 @@ from ..schedule import fabric as schedule_fabric_module
 from ..schedule.load import load_writes
 from .catalog import SCHEDULE_MUTANTS, SCHEDULE_WORDS
 
-__all__ = ["ScheduleHarness", "required_pairs", "harness_writes", "proof_depth", "check_mutant"]
+__all__ = ["ScheduleHarness", "required_pairs", "harness_writes", "proof_depth", "check_mutant",
+           "control_asserts"]
 
 
 def required_pairs(program: Program) -> set[tuple[int, int]]:
@@ -240,15 +241,7 @@ class ScheduleHarness(wiring.Component):
                 m.d.comb += dut.start.eq(1)
 
         s = W
-        exchange = (c >= s + 1 + LATENCY) & (c <= s + L + LATENCY)
-        m.d.comb += [
-            Assert(dut.busy == ((c >= s + 1) & (c <= s + L + LATENCY)),
-                   "busy exactly in cycles s+1..s+L+LATENCY"),
-            Assert(dut.done == (c >= s + L + LATENCY + 1), "done from cycle s+L+LATENCY+1"),
-            Assert((c == 0) | (dut.length == L), "length is L after the header"),
-            Assert(dut.cycle == Mux(exchange, c - s - LATENCY, 0)[:len(dut.cycle)],
-                   "cycle counts the program cycles"),
-        ]
+        exchange = control_asserts(m, dut, c, s, L)
 
         for j in range(n):
             rv, sel = dut.recv[j], probe[j]
@@ -301,6 +294,25 @@ class ScheduleHarness(wiring.Component):
                    "a held slot holds its loaded word"),
             Assert(~after | (rd.acc == acc), "accumulator is the sum of the combined words"),
         ]
+
+
+def control_asserts(m: Module, dut, c: Signal, s: int, L: int):
+    """The run control's properties of a program-driven fabric started in cycle ``s``.
+
+    ``busy`` exactly in cycles s+1..s+L+LATENCY, ``done`` from s+L+LATENCY+1
+    on, ``length`` = L after the header, ``cycle`` = the program cycle in
+    exchange cycles, else 0. Returns the "exchange cycle" condition.
+    """
+    exchange = (c >= s + 1 + LATENCY) & (c <= s + L + LATENCY)
+    m.d.comb += [
+        Assert(dut.busy == ((c >= s + 1) & (c <= s + L + LATENCY)),
+               "busy exactly in cycles s+1..s+L+LATENCY"),
+        Assert(dut.done == (c >= s + L + LATENCY + 1), "done from cycle s+L+LATENCY+1"),
+        Assert((c == 0) | (dut.length == L), "length is L after the header"),
+        Assert(dut.cycle == Mux(exchange, c - s - LATENCY, 0)[:len(dut.cycle)],
+               "cycle counts the program cycles"),
+    ]
+    return exchange
 
 
 def _tagged(program: Program) -> list[int]:
