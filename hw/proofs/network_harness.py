@@ -21,7 +21,7 @@ from ...model.schedules.program import NONE
 from ..network.fabric import NetworkFabric
 from ..network.load import network_writes
 from ..schedule import LATENCY, LoadKind
-from .schedule_harness import control_asserts
+from .schedule_harness import control_asserts, drive_loads
 
 __all__ = ["NetworkHarness", "NETWORK_MUTANTS", "network_proof_depth", "network_harness_writes"]
 
@@ -103,22 +103,15 @@ class NetworkHarness(wiring.Component):
         slot_word = [w if isinstance(w, Signal) else Signal(width, init=w)
                      for w in prog.slot_words(words)]
 
-        last = W + L + LATENCY + 4
-        c = Signal(range(last + 1), name="c")
-        with m.If(c < last):
-            m.d.sync += c.eq(c + 1)
-        ld = dut.load
-        with m.Switch(c):
-            for k, (kind, node, addr, data) in enumerate(self._writes):
-                with m.Case(k):
-                    value = {LoadKind.ITEM: slot_word[addr] if addr < len(slot_word) else data,
-                             LoadKind.ACC: _combine(prog.op, [words[t] for t in
-                                                              sorted(prog.acc_sets[0][node])],
-                                                    width)}.get(kind, data)
-                    m.d.comb += [ld.valid.eq(1), ld.kind.eq(kind), ld.node.eq(node),
-                                 ld.addr.eq(addr), ld.data.eq(value)]
-            with m.Case(W):
-                m.d.comb += dut.start.eq(1)
+        def value(kind, node, addr, data):
+            if kind == LoadKind.ITEM:
+                return slot_word[addr]
+            if kind == LoadKind.ACC:
+                return _combine(prog.op, [words[t] for t in sorted(prog.acc_sets[0][node])],
+                                width)
+            return data
+
+        c = drive_loads(m, dut, self._writes, L, value)
         s = W
         exchange = control_asserts(m, dut, c, s, L)
 

@@ -33,7 +33,7 @@ from ..schedule.load import load_writes
 from .catalog import SCHEDULE_MUTANTS, SCHEDULE_WORDS
 
 __all__ = ["ScheduleHarness", "required_pairs", "harness_writes", "proof_depth", "check_mutant",
-           "control_asserts"]
+           "control_asserts", "drive_loads"]
 
 
 def required_pairs(program: Program) -> set[tuple[int, int]]:
@@ -223,23 +223,9 @@ class ScheduleHarness(wiring.Component):
         m.d.comb += Assume(~ResetSignal("sync"))
         words = self._slot_words(m)
 
-        # The cycle count c, saturating one past the last cycle any bound names.
-        last = W + L + LATENCY + 4
-        c = Signal(range(last + 1), name="c")
-        with m.If(c < last):
-            m.d.sync += c.eq(c + 1)
-
-        # The driver: write k in cycle k, start in cycle W, then nothing.
-        ld = dut.load
-        with m.Switch(c):
-            for k, (kind, node, addr, data) in enumerate(self._writes):
-                with m.Case(k):
-                    value = words[addr] if kind == LoadKind.ITEM else data
-                    m.d.comb += [ld.valid.eq(1), ld.kind.eq(kind), ld.node.eq(node),
-                                 ld.addr.eq(addr), ld.data.eq(value)]
-            with m.Case(W):
-                m.d.comb += dut.start.eq(1)
-
+        c = drive_loads(m, dut, self._writes, L,
+                        lambda kind, node, addr, data: words[addr] if kind == LoadKind.ITEM
+                        else data)
         s = W
         exchange = control_asserts(m, dut, c, s, L)
 
@@ -294,6 +280,30 @@ class ScheduleHarness(wiring.Component):
                    "a held slot holds its loaded word"),
             Assert(~after | (rd.acc == acc), "accumulator is the sum of the combined words"),
         ]
+
+
+def drive_loads(m: Module, dut, writes: list, L: int, value) -> Signal:
+    """Replay ``writes`` on ``dut``'s load port (write k in cycle k), start in cycle W.
+
+    ``value(kind, node, addr, data)`` is the data driven for a write (the
+    harness's any-constant words in place of the loaded ones). Returns the
+    cycle count c, saturating one past the last cycle any bound names
+    (W + L + LATENCY + 4, W = ``len(writes)``).
+    """
+    W = len(writes)
+    last = W + L + LATENCY + 4
+    c = Signal(range(last + 1), name="c")
+    with m.If(c < last):
+        m.d.sync += c.eq(c + 1)
+    ld = dut.load
+    with m.Switch(c):
+        for k, (kind, node, addr, data) in enumerate(writes):
+            with m.Case(k):
+                m.d.comb += [ld.valid.eq(1), ld.kind.eq(kind), ld.node.eq(node),
+                             ld.addr.eq(addr), ld.data.eq(value(kind, node, addr, data))]
+        with m.Case(W):
+            m.d.comb += dut.start.eq(1)
+    return c
 
 
 def control_asserts(m: Module, dut, c: Signal, s: int, L: int):
