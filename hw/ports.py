@@ -315,3 +315,73 @@ def schedule_ports(size: ScheduleSize) -> list[Port]:
 
 __all__ += ["ScheduleSize", "SchedulePortSpec", "SCHEDULE_PORTS", "schedule_port_spec",
             "schedule_ports"]
+
+
+# ---------------------------------------------------------------------------
+# The network fabric's ports (pipegossip.hw.network.fabric.NetworkFabric): the
+# schedule fabric's control, load and read ports, then one group per port of a
+# node (a node's end of a link: ``tx__5__word``) and one accumulator per node.
+
+
+@dataclass(frozen=True)
+class NetworkSize(ScheduleSize):
+    """The parameters that size every port of a network fabric.
+
+    As :class:`ScheduleSize`, plus ``ports`` (link ends: twice the edges)
+    and ``entry_width`` (the widest node's program entry).
+    """
+
+    ports: int = 0
+    entry_width: int = 1
+
+    @property
+    def entry_bits(self) -> int:
+        return self.entry_width
+
+
+@dataclass(frozen=True)
+class NetworkPortSpec(SchedulePortSpec):
+    """One port of :data:`NETWORK_PORTS`; ``per_link``: one per link end, not per node."""
+
+    per_link: bool = False
+
+
+def _shared(key: str) -> NetworkPortSpec:
+    s = schedule_port_spec(key)
+    return NetworkPortSpec(s.key, s.direction, s.width, s.per_processor, s.doc)
+
+
+#: The network fabric's table, in signature order. Latencies: docs/network-fabric.md.
+NETWORK_PORTS: tuple[NetworkPortSpec, ...] = (
+    *(_shared(p.key) for p in SCHEDULE_PORTS if not p.per_processor),
+    NetworkPortSpec("tx__valid", OUT, _s(lambda z: 1), True, "the port sends this cycle", True),
+    NetworkPortSpec("tx__acc", OUT, _s(lambda z: 1), True,
+                    "the word sent is the node's accumulator (else a store slot)", True),
+    NetworkPortSpec("tx__slot", OUT, _s(lambda z: z.slot_bits), True, "the slot sent", True),
+    NetworkPortSpec("tx__word", OUT, _s(lambda z: z.width), True, "the word sent", True),
+    NetworkPortSpec("rx__valid", OUT, _s(lambda z: 1), True,
+                    "the arriving word is stored this cycle", True),
+    NetworkPortSpec("rx__slot", OUT, _s(lambda z: z.slot_bits), True,
+                    "the slot it is stored in", True),
+    NetworkPortSpec("rx__comb", OUT, _s(lambda z: 1), True,
+                    "the arriving word is combined into the accumulator", True),
+    NetworkPortSpec("rx__word", OUT, _s(lambda z: z.width), True,
+                    "the word arriving on the link", True),
+    NetworkPortSpec("acc", OUT, _s(lambda z: z.width), True,
+                    "the node's accumulator (registered)"),
+)
+
+
+def network_ports(size: NetworkSize) -> list[Port]:
+    """Every Verilog port of a network fabric of ``size``, in signature order."""
+    out: list[Port] = []
+    for spec in NETWORK_PORTS:  # one group at a time, array entry by array entry
+        if any(p.name.startswith(f"{spec.group}__") or p.name == spec.group for p in out):
+            continue
+        members = [s for s in NETWORK_PORTS if s.group == spec.group]
+        count = size.ports if spec.per_link else size.n
+        out += _flatten(members, count, lambda s: s.width(size))
+    return out
+
+
+__all__ += ["NetworkSize", "NetworkPortSpec", "NETWORK_PORTS", "network_ports"]

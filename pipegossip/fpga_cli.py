@@ -18,13 +18,15 @@ from .cli import EXIT_INTERNAL, UsageError
 from .options import (FSM_OPTIONS, add_config_arguments, checked_number, choice_list,
                       config_from_args, int_list, nonnegative_int,
                       progress_printer, refuse_given, word_width, word_widths)
+from .network_hw_cli import (NETWORK_OPTIONS, add_network_arguments, check_network_size,
+                             network_topology)
 from .schedule_hw_cli import SIZE_OPTIONS, add_size_arguments, check_fabric_size
 from .sweep import SweepOptions, add_sweep_arguments, run_sweep
 from .sweep_cli import print_failures
 from .hw.fpga.compare import (DEFAULT_TARGETS, Target, compare_markdown, parse_targets,
                               run_compare, write_compare)
 from .hw.fpga.devices import BOARDS, DEVICES
-from .hw.fpga.flow import FABRICS, prepare, prepare_schedule, run_flow
+from .hw.fpga.flow import FABRICS, prepare, prepare_network, prepare_schedule, run_flow
 from .files import OutputKind, mark_output_dir
 from .files import check_output_dir as files_check_output_dir
 from .hw.fpga.outputs import check_output_dir
@@ -74,17 +76,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report was produced (also when timing fails), 2 for bad input, 3 when a tool fails "
         "or is stopped by --timeout.")
     add_config_arguments(p)
-    for action in p._actions:  # --fabric schedule takes no --order
+    for action in p._actions:  # --fabric schedule takes no --order, network no --n
         if action.dest == "order":
             action.required = False
             action.help += " (--fabric fsm: required)"
+        if action.dest == "n":
+            action.required = False
     p.add_argument("--fabric", choices=FABRICS, default="fsm",
                    help="fsm (default): the broadcast orders built into per-processor "
                    "controllers, needs --order; schedule: the schedule-driven fabric, which "
                    "runs any schedule loaded at run time, sized by --n, --width, --depth, "
                    "--slots (bare build only: the configuration options, --board and "
-                   "--no-trace are refused)")
+                   "--no-trace are refused); network: the network fabric of --topology "
+                   "(with --n/--k/--a/--b, --op), sized by --width, --depth, --slots (bare "
+                   "build only)")
     add_size_arguments(p)
+    add_network_arguments(p)
     p.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
     p.add_argument("--device", choices=list(DEVICES),
                    help="FPGA (default ice40-up5k, or the board's)")
@@ -179,6 +186,21 @@ def _targets(text: str) -> list[Target]:
 
 def _prepare_job(args: argparse.Namespace):
     """The build the options describe; UsageError for options of the other fabric."""
+    if args.fabric == "network":
+        refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
+                     "to --fabric fsm only; the network fabric is sized by --topology, "
+                     "--width, --depth, --slots and runs any schedule loaded at run time")
+        topo = network_topology(args)
+        depth = 64 if args.depth is None else args.depth
+        check_network_size(topo, args.width, depth, args.slots or topo.n,
+                           f"the network fabric of {topo.name} (N={topo.n:,}), width "
+                           f"{args.width}, depth {depth:,}")
+        return prepare_network(topo, args.width, depth, args.slots, args.op or "sum",
+                               device=args.device, clock_mhz=args.clock,
+                               pnr_seed=args.pnr_seed)
+    refuse_given(args, NETWORK_OPTIONS, "to --fabric network only")
+    if args.n is None:
+        raise UsageError("the following arguments are required: --n")
     if args.fabric == "schedule":
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
                      "to --fabric fsm only; the schedule fabric is sized by --n, --width, "

@@ -7,6 +7,7 @@ import sys
 
 from .cli import UsageError
 from .files import atomic_output, atomic_write
+from .network_hw_cli import NETWORK_OPTIONS, add_network_arguments
 from .schedule_hw_cli import SIZE_OPTIONS, add_size_arguments
 from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, int_list,
                       positive_int, progress_printer, refuse_given, word_width, word_widths)
@@ -20,13 +21,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Generate the Verilog of the gossip fabric for one "
                        "configuration (ports: docs/hw.md), or with --fabric schedule the "
                        "schedule-driven fabric for (N, width, depth), which runs any schedule "
-                       "loaded at run time (docs/schedule-fabric.md).")
+                       "loaded at run time (docs/schedule-fabric.md), or with --fabric network "
+                       "the fabric shaped like a topology, one link per edge "
+                       "(docs/network-fabric.md).")
     add_config_arguments(p, required=False)
-    p.add_argument("--fabric", choices=("fsm", "schedule"), default="fsm",
+    p.add_argument("--fabric", choices=("fsm", "schedule", "network"), default="fsm",
                    help="fsm (default): broadcast orders built into per-processor "
                    "controllers, needs --order; schedule: programs loaded at run time, "
-                   "sized by --n, --width, --depth (the configuration options do not apply)")
+                   "sized by --n, --width, --depth (the configuration options do not apply); "
+                   "network: one node per vertex of --topology and one link per edge, "
+                   "programs loaded at run time")
     add_size_arguments(p)
+    add_network_arguments(p)
     p.add_argument("--width", type=word_width, default=8, metavar="W",
                    help="word width in bits; default 8")
     p.add_argument("--name", default="pipegossip_fabric", metavar="TOP",
@@ -64,12 +70,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_cost)
 
 
+def _verilog_network(args: argparse.Namespace) -> int:
+    from .network_hw_cli import network_topology, write_network_verilog
+
+    refuse_given(args, (*FSM_OPTIONS, ("--name", "name", "pipegossip_fabric")),
+                 "only to --fabric fsm; the network fabric runs any schedule on its topology "
+                 "loaded at run time")
+    topo = network_topology(args)
+    depth = 64 if args.depth is None else args.depth
+    op = args.op or "sum"
+    write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op)
+    if args.output:
+        print(f"wrote {args.output}: network fabric, {topo.name} n={topo.n} "
+              f"({2 * topo.m} link ends), width={args.width}, depth={depth}, "
+              f"slots={args.slots or topo.n}, op={op}", file=sys.stderr)
+    return 0
+
+
 def _verilog_schedule(args: argparse.Namespace) -> int:
     from .schedule_hw_cli import write_verilog
 
     refuse_given(args, (*FSM_OPTIONS, ("--name", "name", "pipegossip_fabric")),
                  "only to --fabric fsm; the schedule fabric runs any schedule loaded at "
                  "run time")
+    refuse_given(args, NETWORK_OPTIONS, "only to --fabric network")
     if args.n is None:
         raise UsageError("the following arguments are required: --n")
     depth = 64 if args.depth is None else args.depth
@@ -85,8 +109,11 @@ def cmd_verilog(args: argparse.Namespace) -> int:
 
     if args.fabric == "schedule":
         return _verilog_schedule(args)
+    if args.fabric == "network":
+        return _verilog_network(args)
     refuse_given(args, SIZE_OPTIONS,
-                 "only to --fabric schedule")
+                 "only to --fabric schedule or network")
+    refuse_given(args, NETWORK_OPTIONS, "only to --fabric network")
     missing = missing_config(args)
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)}")

@@ -63,6 +63,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", type=positive_int, default=None, metavar="D",
                    help="--schedule: program depth of the build; default the longest "
                    "program of each N rounded up to a power of two")
+    p.add_argument("--fabric", choices=("fsm", "schedule", "network"), default=None,
+                   help="fsm (default without --schedule); schedule (default with "
+                   "--schedule): the crossbar schedule fabric; network: the fabric shaped "
+                   "like each schedule's topology, one link per edge "
+                   "(docs/network-fabric.md), needs --schedule")
+    p.add_argument("--op", choices=("sum", "xor"), default=None,
+                   help="--fabric network: the accumulators' operation; default sum")
+    p.add_argument("--fault", choices=("drop", "misroute", "combine"), default=None,
+                   help="--fabric network: load every program with this fault (a receive "
+                   "dropped, a send moved to the next link, a combine flipped); the judge "
+                   "must report it (exit 1)")
     p.add_argument("--waves", nargs="?", const="vcd", default=None, choices=WAVE_FORMATS,
                    help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
                    "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
@@ -234,9 +245,37 @@ def _cosim_schedule(args: argparse.Namespace) -> int:
     return 0 if report.match else 1
 
 
+def _cosim_network(args: argparse.Namespace) -> int:
+    from .cli import UsageError
+    from .network_hw_cli import cosim_network_files, print_report
+
+    refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None), ("--waves", "waves", None),
+                        ("--runs", "runs", 1), ("--mode", "mode", "fast")),
+                 "only to the FSM fabric, not with --fabric network (a schedule file gives "
+                 "its own topology)")
+    if not args.schedule:
+        raise UsageError("--fabric network needs --schedule FILE.json")
+    if args.simulator == "icarus":
+        raise UsageError("--fabric network runs on Verilator; --simulator icarus is not "
+                         "supported")
+    report = cosim_network_files(args.schedule, width=args.width, depth=args.depth,
+                                 seed=args.word_seed, op=args.op or "sum",
+                                 progress=progress_printer("cosim", args.quiet),
+                                 fault=args.fault)
+    return print_report(report, args.format)
+
+
 def cmd_cosim(args: argparse.Namespace) -> int:
     from .cli import UsageError
 
+    if args.fabric == "network":
+        return _cosim_network(args)
+    refuse_given(args, (("--op", "op", None), ("--fault", "fault", None)),
+                 "only to --fabric network")
+    if args.fabric == "fsm" and args.schedule:
+        raise UsageError("--schedule runs on --fabric schedule or network, not fsm")
+    if args.fabric == "schedule" and not args.schedule:
+        raise UsageError("--fabric schedule needs --schedule FILE.json")
     if args.schedule:
         return _cosim_schedule(args)
     refuse_given(args, (("--depth", "depth", None),), "only with --schedule")

@@ -46,7 +46,37 @@ from ..model.schedules.stream import StreamProgram
 from .record import ScheduleRun
 from .verdict import Mismatch, Verdict
 
-__all__ = ["judge_schedule", "schedule_verdict_json", "port_figures"]
+__all__ = ["judge_schedule", "schedule_verdict_json", "port_figures", "control_checks"]
+
+
+def control_checks(record: ScheduleRun, L: int) -> list[Mismatch]:
+    """The producer's problems, the run's end, and the fabric-wide outputs of a program run.
+
+    Shared by the program-driven fabrics' judges: ``busy`` in clock cycles
+    1..L+latency, ``done`` after them, ``cycle`` = t in exchange cycle
+    ``t + latency`` and 0 otherwise, ``length`` = ``L``.
+    """
+    out: list[Mismatch] = []
+    add = out.append
+    S, lat = record.samples, record.latency
+    T = len(S["busy"])
+    for p in record.problems:
+        add(Mismatch("record", None, None, "a clean sample", p))
+    if record.ended != "done":
+        add(Mismatch("timeout", None, None, f"done after {L + lat} cycles",
+                     f"ended {record.ended} after {T} samples"))
+    for k in range(1, T):
+        t = k - lat
+        exch = 1 <= t <= L
+        if int(S["busy"][k]) != int(1 <= k <= L + lat):
+            add(Mismatch("busy", k, None, str(int(1 <= k <= L + lat)), str(int(S["busy"][k]))))
+        if int(S["done"][k]) != int(k > L + lat):
+            add(Mismatch("done", k, None, str(int(k > L + lat)), str(int(S["done"][k]))))
+        if int(S["cycle"][k]) != (t if exch else 0):
+            add(Mismatch("cycle", k, None, str(t if exch else 0), str(int(S["cycle"][k]))))
+    if T and int(S["length"][0]) != L:
+        add(Mismatch("cycle", 0, None, f"length {L}", f"length {int(S['length'][0])}"))
+    return out
 
 
 def _needs(program: Program) -> tuple[np.ndarray, np.ndarray]:
@@ -86,29 +116,11 @@ def judge_schedule(program: Program | StreamProgram, record: ScheduleRun,
     out: list[Mismatch] = []
     add = out.append
     n, L, lat = program.n, program.cycles, record.latency
-    S = record.samples
-    T = len(S["busy"])
+    T = len(record.samples["busy"])
     if record.n != n:
         add(Mismatch("record", None, None, f"{n} nodes", f"{record.n}"))
         return Verdict(config=verdict_config, run=record, model=None, mismatches=out)
-    for p in record.problems:
-        add(Mismatch("record", None, None, "a clean sample", p))
-    if record.ended != "done":
-        add(Mismatch("timeout", None, None, f"done after {L + lat} cycles",
-                     f"ended {record.ended} after {T} samples"))
-
-    # fabric-wide outputs
-    for k in range(1, T):
-        t = k - lat
-        exch = 1 <= t <= L
-        if int(S["busy"][k]) != int(1 <= k <= L + lat):
-            add(Mismatch("busy", k, None, str(int(1 <= k <= L + lat)), str(int(S["busy"][k]))))
-        if int(S["done"][k]) != int(k > L + lat):
-            add(Mismatch("done", k, None, str(int(k > L + lat)), str(int(S["done"][k]))))
-        if int(S["cycle"][k]) != (t if exch else 0):
-            add(Mismatch("cycle", k, None, str(t if exch else 0), str(int(S["cycle"][k]))))
-    if T and int(S["length"][0]) != L:
-        add(Mismatch("cycle", 0, None, f"length {L}", f"length {int(S['length'][0])}"))
+    out += control_checks(record, L)
 
     # the trace, cycle by cycle, and the words on it
     exp_send = np.full((T, n), NONE, dtype=np.int64)

@@ -373,19 +373,22 @@ class ScheduleRun:
                     samples={k: np.asarray(v).tolist() for k, v in self.samples.items()})
 
     @classmethod
-    def from_json(cls, data: dict) -> ScheduleRun:
-        n = int(data["n"])
-        samples = {}
-        for k, v in data["samples"].items():
-            arr = np.array(v, dtype=object) if k.endswith("_word") else np.asarray(v, np.int64)
-            samples[k] = arr.reshape(-1, n) if k in SCHEDULE_LANE_FIELDS else arr
-        return cls(spec=RunSpec(**data["spec"]), n=n, name=data.get("name", ""),
+    def _sample(cls, key: str, values: list, data: dict) -> np.ndarray:
+        """One sample array of a JSON record (words stay Python ints: any width)."""
+        arr = np.array(values, dtype=object) if key.endswith("_word") else \
+            np.asarray(values, np.int64)
+        return arr.reshape(-1, int(data["n"])) if key in SCHEDULE_LANE_FIELDS else arr
+
+    @classmethod
+    def from_json(cls, data: dict, **extra) -> ScheduleRun:
+        samples = {k: cls._sample(k, v, data) for k, v in data["samples"].items()}
+        return cls(spec=RunSpec(**data["spec"]), n=int(data["n"]), name=data.get("name", ""),
                    samples=samples, store=data["store"], held=data["held"], acc=data["acc"],
                    ended=data["ended"], latency=int(data.get("latency", 1)),
                    load_cycles=int(data.get("load_cycles", 0)),
                    wall_seconds=float(data.get("wall_seconds", 0.0)),
                    origin=data.get("origin", ""), problems=list(data.get("problems", [])),
-                   loads=[list(map(int, w)) for w in data.get("loads", [])])
+                   loads=[list(map(int, w)) for w in data.get("loads", [])], **extra)
 
 
 __all__ += ["ScheduleRun", "SCHEDULE_SCALAR_FIELDS", "SCHEDULE_LANE_FIELDS",

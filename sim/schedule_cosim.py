@@ -49,7 +49,7 @@ from .verdict import Verdict
 __all__ = ["JOB_ENV", "ScheduleJob", "job_for", "loaded", "timed_by_cycle", "ScheduleBuild",
            "ScheduleResult", "size_for",
            "run_programs_amaranth", "build_schedule_fabric", "run_schedule_build",
-           "cosim_schedules", "TOP"]
+           "cosim_schedules", "TOP", "amaranth_runs", "build_program_fabric", "run_build_jobs"]
 
 #: The testbench finds its job file through this variable.
 JOB_ENV = "PIPEGOSSIP_SCHEDULE_JOB"
@@ -85,6 +85,8 @@ class ScheduleJob:
     size: dict
     runs: list[dict]
     result_path: str
+    #: ``"schedule"`` or ``"network"``: which port table the testbench drives and samples.
+    fabric: str = "schedule"
 
     def write(self, path: Path) -> None:
         atomic_write(path, json.dumps(asdict(self)))
@@ -151,26 +153,43 @@ def run_programs_amaranth(programs: Sequence[Program | StreamProgram],
         The jobs to drive instead of the programs' own (a fault test alters
         a timed write); as made by :func:`job_for`.
     """
-    from amaranth.sim import Simulator
-
     size = size or size_for(programs)
     _check_fits(programs, size)
     if jobs is None:  # (a timetable the path cannot meet is refused before elaborating)
         jobs = [job_for(names[i] if names else p.slug, p, seed, via)
                 for i, p in enumerate(programs)]
     dut = ScheduleFabric(size.n, size.width, size.depth, size.slots)
-    results: list[ScheduleRun] = []
+
+    def record(job, rows, store, held, acc, ended, wall):
+        return _record(job, size, rows, store, held, acc, ended, wall, "Amaranth simulator")
+
+    return amaranth_runs(dut, jobs, size, SCHEDULE_PORTS, lambda spec: size.n,
+                         SCHEDULE_SCALAR_FIELDS, SCHEDULE_LANE_FIELDS, record, _drive_amaranth)
+
+
+def amaranth_runs(dut, jobs: Sequence[dict], size: ScheduleSize, table, count,
+                  scalar_fields, lane_fields, record, drive=None) -> list:
+    """Load and run every job on ``dut`` in Amaranth's simulator; one record per job.
+
+    Shared by the program-driven fabrics: ``table`` is the fabric's port
+    table, ``count(spec)`` the length of a per-node/per-port group,
+    ``record(job, rows, store, held, acc, ended, wall)`` makes the record,
+    ``drive(ctx, dut, writes)`` drives a cycle's timed writes (streaming).
+    """
+    from amaranth.sim import Simulator
+
+    results: list = []
 
     def handle(key: str, i: int | None = None):
-        spec = next(s for s in SCHEDULE_PORTS if s.key == key)
+        spec = next(s for s in table if s.key == key)
         g = getattr(dut, spec.group)
         if i is not None:
             g = g[i]
         return g if spec.field is None else getattr(g, spec.field)
 
     outs = {schedule_record_field(k): handle(k) for k in ("busy", "done", "cycle", "length")}
-    lanes = {f: [handle(f.replace("_", "__", 1), i) for i in range(size.n)]
-             for f in SCHEDULE_LANE_FIELDS}
+    specs = {schedule_record_field(s.key): s for s in table}
+    lanes = {f: [handle(specs[f].key, i) for i in range(count(specs[f]))] for f in lane_fields}
 
     async def bench(ctx) -> None:
         for job in jobs:
@@ -183,12 +202,13 @@ def run_programs_amaranth(programs: Sequence[Program | StreamProgram],
                 ctx.set(dut.load.data, data)
                 await ctx.tick()
             ctx.set(dut.load.valid, 0)
-            rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
+            rows = {k: [] for k in scalar_fields + lane_fields}
             ctx.set(dut.start, 1)
             done_at, k = None, 0
             timed = timed_by_cycle(job)
             while True:
-                _drive_amaranth(ctx, dut, timed.get(k, []))
+                if drive:
+                    drive(ctx, dut, timed.get(k, []))
                 for f, s in outs.items():
                     rows[f].append(ctx.get(s))
                 for f, sigs in lanes.items():
@@ -199,10 +219,11 @@ def run_programs_amaranth(programs: Sequence[Program | StreamProgram],
                 await ctx.tick()
                 ctx.set(dut.start, 0)
                 k += 1
-            _drive_amaranth(ctx, dut, [])
+            if drive:
+                drive(ctx, dut, [])
             store, held, acc = await _read_back_amaranth(ctx, dut, size)
-            results.append(_record(job, size, rows, store, held, acc, ended,
-                                   time.perf_counter() - t0, "Amaranth simulator"))
+            results.append(record(job, rows, store, held, acc, ended,
+                                  time.perf_counter() - t0))
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
@@ -291,12 +312,30 @@ def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
     """
     from ..hw.schedule.export import schedule_verilog_text
 
+    verilog = schedule_verilog_text(size.n, size.width, size.depth, size.slots, name=TOP)
+    return build_program_fabric(size, verilog, schedule_ports(size), _slug(size), "schedule",
+                                TOP, root=root, progress=progress, recipe=recipe)
+
+
+def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top: str, *,
+                         root: Path | None = None, progress: Progress | None = None,
+                         recipe: Recipe = DEFAULT_RECIPE) -> ScheduleBuild:
+    """Compile a program-driven fabric's ``verilog`` for Verilator, or reuse the cached build.
+
+    Shared by the schedule and network fabrics: the build cache is keyed by
+    the Verilog text, ``fabric`` and the recipe; ``ports`` name the
+    top-level ports the recipe makes public.
+
+    Raises
+    ------
+    CosimError
+        The toolchain failed.
+    """
     say = progress or (lambda msg: None)
     root = build_root() if root is None else Path(root)
-    verilog = schedule_verilog_text(size.n, size.width, size.depth, size.slots, name=TOP)
     key = build_cache.build_key(verilog, dict(simulator="verilator", trace=None,
-                                              recipe=asdict(recipe), fabric="schedule"))
-    directory = root / f"{_slug(size)}-{key}"
+                                              recipe=asdict(recipe), fabric=fabric))
+    directory = root / f"{slug}-{key}"
     sweep(root, legacy=True)
     if build_cache.is_valid(directory, key):
         say(f"reusing build {directory}")
@@ -308,20 +347,20 @@ def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
             return ScheduleBuild(size, directory, True, 0.0)
         with scratch(root, directory.name) as tmp:
             t0 = time.monotonic()
-            say(f"building the schedule fabric {_slug(size)} with Verilator in {directory} ...")
+            say(f"building the {fabric} fabric {slug} with Verilator in {directory} ...")
             try:
                 use_verilator()
                 runtime = verilator_runtime.cached(None)
-                control = table_vlt(TOP, schedule_ports(size))
+                control = table_vlt(top, ports)
                 sources = [atomic_write(tmp / "ports.vlt", control) if recipe.public == "ports"
-                           else None, atomic_write(tmp / f"{TOP}.v", verilog)]
-                build_verilator(top=TOP, sources=[s for s in sources if s], build_dir=tmp,
+                           else None, atomic_write(tmp / f"{top}.v", verilog)]
+                build_verilator(top=top, sources=[s for s in sources if s], build_dir=tmp,
                                 log=tmp / "build.log", trace=None, recipe=recipe,
                                 runtime=runtime)
                 if runtime is None:
                     verilator_runtime.store(tmp, None)
             except (ToolchainError, RuntimeError, SystemExit, OSError) as e:
-                raise CosimError(f"Verilator build of {_slug(size)} failed ({e})") from None
+                raise CosimError(f"Verilator build of {slug} failed ({e})") from None
             seconds = time.monotonic() - t0
             build_cache.stamp(tmp, key, dict(size=asdict(size), seconds=round(seconds, 3),
                                              versions=build_cache.versions()))
@@ -338,18 +377,31 @@ def run_schedule_build(b: ScheduleBuild, programs: Sequence[Program | StreamProg
     A streaming program's timed loads go through ``via`` while it runs.
     """
     _check_fits(programs, b.size)
+    runs = [job_for(names[i] if names else p.slug, p, seed, via) for i, p in enumerate(programs)]
+    return [ScheduleRun.from_json(d) for d in run_build_jobs(b, runs, "schedule", TOP)]
+
+
+def run_build_jobs(b: ScheduleBuild, runs: list[dict], fabric: str, top: str) -> list[dict]:
+    """Run the testbench on build ``b`` with ``runs`` (one simulator process); their records' JSON.
+
+    Shared by the program-driven fabrics; the testbench picks the port
+    table by ``fabric`` (:class:`ScheduleJob`).
+
+    Raises
+    ------
+    CosimError
+        The simulator failed or left no result.
+    """
     runs_dir = b.directory / "runs"
     runs_dir.mkdir(exist_ok=True)
     sweep(runs_dir)
     with scratch(runs_dir, "run") as work:
         result = work / "result.json"
-        job = ScheduleJob(size=asdict(b.size), result_path=str(result),
-                          runs=[job_for(names[i] if names else p.slug, p, seed, via)
-                                for i, p in enumerate(programs)])
+        job = ScheduleJob(size=asdict(b.size), result_path=str(result), runs=runs, fabric=fabric)
         job.write(work / "job.json")
         try:
             use_verilator()
-            run_simulator("verilator", top=TOP, test_module="pipegossip.sim.schedule_testbench",
+            run_simulator("verilator", top=top, test_module="pipegossip.sim.schedule_testbench",
                           build_dir=b.directory, work=work,
                           env={JOB_ENV: str(work / "job.json")}, log=work / "sim.log")
             if not result.is_file():
@@ -357,9 +409,9 @@ def run_schedule_build(b: ScheduleBuild, programs: Sequence[Program | StreamProg
         except (ToolchainError, CosimError, RuntimeError, SystemExit, OSError) as e:
             log = work / "sim.log"
             tail = log.read_text(errors="replace").splitlines()[-25:] if log.is_file() else []
-            raise CosimError(f"simulation of {_slug(b.size)} failed ({e}):\n"
+            raise CosimError(f"simulation of {b.directory.name} failed ({e}):\n"
                              + "\n".join(tail)) from None
-        return [ScheduleRun.from_json(d) for d in json.loads(result.read_text(encoding="utf-8"))]
+        return json.loads(result.read_text(encoding="utf-8"))
 
 
 @dataclass

@@ -1,9 +1,11 @@
-"""cocotb testbench of the schedule fabric: load, run, read back, for every job entry.
+"""cocotb testbench of the program-driven fabrics: load, run, read back, for every job entry.
 
 Runs inside the simulator (``COCOTB_TEST_MODULES``); the runner
 (:func:`pipegossip.sim.schedule_cosim.run_schedule_build`) names a
 :class:`~pipegossip.sim.schedule_cosim.ScheduleJob` in the environment
-variable ``PIPEGOSSIP_SCHEDULE_JOB``. After one reset, for every entry it
+variable ``PIPEGOSSIP_SCHEDULE_JOB``; its ``fabric`` (``schedule`` or
+``network``) selects the port table (:data:`~pipegossip.hw.ports.SCHEDULE_PORTS`,
+:data:`~pipegossip.hw.ports.NETWORK_PORTS`). After one reset, for every entry it
 
 * drives the entry's load writes, one per clock cycle, on the load port;
 * pulses ``start`` and samples every output after ``ReadOnly()`` in every
@@ -13,8 +15,10 @@ variable ``PIPEGOSSIP_SCHEDULE_JOB``. After one reset, for every entry it
 * reads every node's store, held bits and accumulator back through the read
   port (latency 1);
 
-and writes one :class:`~pipegossip.sim.record.ScheduleRun` per entry. It
-judges nothing (:mod:`pipegossip.sim.judge_schedule` does, afterwards).
+and writes one :class:`~pipegossip.sim.record.ScheduleRun` (network:
+:class:`~pipegossip.sim.network_run.NetworkRun`) per entry. It judges nothing
+(:mod:`pipegossip.sim.judge_schedule` and :mod:`pipegossip.sim.judge_network`
+do, afterwards).
 """
 
 from __future__ import annotations
@@ -36,34 +40,50 @@ __all__ = ["schedule_runs"]
 CLOCK_NS = 10
 
 
-def _handles(dut, n: int):
+def _fabric(job):
+    """``(size, port table, group length, scalar fields, lane fields, record maker, item ports)``."""
+    if job.fabric == "network":
+        from ..hw.ports import NETWORK_PORTS, NetworkSize  # noqa: PLC0415
+        from .network_run import (NETWORK_LINK_FIELDS, NETWORK_NODE_FIELDS,  # noqa: PLC0415
+                                  NETWORK_SCALAR_FIELDS, network_record)
+        size = NetworkSize(**job.size)
+        return (size, NETWORK_PORTS, lambda s: size.ports if s.per_link else size.n,
+                NETWORK_SCALAR_FIELDS, NETWORK_LINK_FIELDS + NETWORK_NODE_FIELDS,
+                network_record, False)
+    from ..hw.ports import ScheduleSize  # noqa: PLC0415
+    from .schedule_cosim import _record  # noqa: PLC0415
+    size = ScheduleSize(**job.size)
+    return (size, SCHEDULE_PORTS, lambda s: size.n, SCHEDULE_SCALAR_FIELDS,
+            SCHEDULE_LANE_FIELDS, _record, True)
+
+
+def _handles(dut, table, count, scalar_fields, lane_fields):
     scalars, lanes = {}, {}
-    for spec in SCHEDULE_PORTS:
+    for spec in table:
         f = schedule_record_field(spec.key)
-        if f in SCHEDULE_SCALAR_FIELDS:
+        if f in scalar_fields:
             scalars[f] = dut[spec.key]
-        elif f in SCHEDULE_LANE_FIELDS:
-            lanes[f] = [dut[spec.verilog_name(i)] for i in range(n)]
+        elif f in lane_fields:
+            lanes[f] = [dut[spec.verilog_name(i)] for i in range(count(spec))]
     return scalars, lanes
 
 
 @cocotb.test()
 async def schedule_runs(dut) -> None:
     """Run every entry of the job on this one build and write the records."""
-    from .schedule_cosim import (JOB_ENV, ScheduleJob, _record, _run_end,  # noqa: PLC0415
-                                 timed_by_cycle)
-    from ..hw.ports import ScheduleSize  # noqa: PLC0415
+    from .schedule_cosim import JOB_ENV, ScheduleJob, _run_end, timed_by_cycle  # noqa: PLC0415
 
     job = ScheduleJob.read(os.environ[JOB_ENV])
-    size = ScheduleSize(**job.size)
+    size, table, count, scalar_fields, lane_fields, make_record, has_items = _fabric(job)
     n = size.n
     clk = dut["clk"]
     Clock(clk, CLOCK_NS, unit="ns").start()
     load = {f: dut[f"load__{f}"] for f in ("valid", "kind", "node", "addr", "data")}
     read = {f: dut[f"read__{f}"] for f in ("node", "slot", "word", "held", "acc")}
     start = dut["start"]
-    scalars, lanes = _handles(dut, n)
-    item = [{f: dut[f"item__{i}__{f}"] for f in ("valid", "slot", "word")} for i in range(n)]
+    scalars, lanes = _handles(dut, table, count, scalar_fields, lane_fields)
+    item = [{f: dut[f"item__{i}__{f}"] for f in ("valid", "slot", "word")}
+            for i in range(n if has_items else 0)]
     for h in list(load.values()) + [start, read["node"], read["slot"]] + [
             x for d in item for x in d.values()]:
         h.value = 0
@@ -83,7 +103,7 @@ async def schedule_runs(dut) -> None:
             await RisingEdge(clk)
         load["valid"].value = 0
         start.value = 1
-        rows = {k: [] for k in SCHEDULE_SCALAR_FIELDS + SCHEDULE_LANE_FIELDS}
+        rows = {k: [] for k in scalar_fields + lane_fields}
         problems: list[str] = []
         done_at, k = None, 0
         timed = timed_by_cycle(run)
@@ -117,8 +137,8 @@ async def schedule_runs(dut) -> None:
                 held[v][x] = _int(read["held"], "read_held", None, problems)
                 acc[v] = _int(read["acc"], "read_acc", None, problems)
                 await FallingEdge(clk)  # leave the read-only phase before driving again
-        rec = _record(run, size, rows, store, held, acc, ended, time.perf_counter() - t0,
-                      f"cocotb {cocotb.SIM_NAME}")
+        rec = make_record(run, size, rows, store, held, acc, ended, time.perf_counter() - t0,
+                          f"cocotb {cocotb.SIM_NAME}")
         rec.problems = problems
         results.append(rec.to_json())
         dut._log.info("%s: %s after %d samples (latency %d)", run["name"], ended, k + 1, LATENCY)

@@ -48,13 +48,13 @@ from .pll import ecp5_pll_params, ice40_pll_params
 from .reports import _attribute, _logic_cells, _synth_cells, summarise_report
 from .tools import FlowError, Progress, _explain_nextpnr, _quiet, _run_tool, yowasp_tool
 
-__all__ = ["TRACE_PORTS", "FABRICS", "FlowJob", "prepare", "prepare_schedule", "run_flow",
+__all__ = ["TRACE_PORTS", "FABRICS", "FlowJob", "prepare", "prepare_schedule", "prepare_network", "run_flow",
            "bare_digest", "board_plan"]
 
 #: The fabrics the flow builds: ``fsm`` (broadcast orders built into
 #: per-processor controllers, one configuration) and ``schedule`` (programs
 #: loaded at run time, one size).
-FABRICS = ("fsm", "schedule")
+FABRICS = ("fsm", "schedule", "network")
 
 #: The fabric's trace outputs (SPEC section 10 and the step/slot counters):
 #: ``trace=False`` leaves them unobserved, as a deployment that only consumes
@@ -79,15 +79,24 @@ class FlowJob:
     trace: bool
     top: object
     _bare: dict | None = None      # cached inputs of a bare build
+    #: The network fabric's topology and operation (``network`` builds only).
+    network: tuple | None = None
 
     @property
     def fabric(self) -> str:
-        """``"fsm"`` or ``"schedule"`` (:data:`FABRICS`)."""
+        """``"fsm"``, ``"schedule"`` or ``"network"`` (:data:`FABRICS`)."""
+        if self.network is not None:
+            return "network"
         return "schedule" if isinstance(self.config, ScheduleSize) else "fsm"
 
     @property
     def slug(self) -> str:
         """Short name of what is built (``n8-pipelined-ordered``, ``schedule-n8-d32``)."""
+        if self.network is not None:
+            topo, op = self.network
+            z = self.config
+            params = "-".join(str(v) for k, v in topo.params.items() if k != "edges")
+            return f"network-{topo.name}{params}-{op}-d{z.depth}"
         if isinstance(self.config, ScheduleSize):
             z = self.config
             return f"schedule-n{z.n}-d{z.depth}" + (f"-s{z.slots}" if z.slots != z.n else "")
@@ -96,6 +105,10 @@ class FlowJob:
     @property
     def header(self) -> str:
         """One line naming what is built."""
+        if self.network is not None:
+            z = self.config
+            return (f"network fabric {self.network[0].name} n={z.n} ports={z.ports} "
+                    f"depth={z.depth} slots={z.slots} op={self.network[1]}")
         if isinstance(self.config, ScheduleSize):
             z = self.config
             return f"schedule fabric n={z.n} depth={z.depth} slots={z.slots}"
@@ -105,8 +118,11 @@ class FlowJob:
         """The configuration (``RunConfig.to_json()``) or the schedule fabric's size."""
         if isinstance(self.config, ScheduleSize):
             z = self.config
-            return {"fabric": "schedule", "N": z.n, "width": z.width, "depth": z.depth,
-                    "slots": z.slots}
+            out = {"fabric": self.fabric, "N": z.n, "width": z.width, "depth": z.depth,
+                   "slots": z.slots}
+            if self.network is not None:
+                out.update(topology=self.network[0].to_json(), op=self.network[1])
+            return out
         return self.config.to_json()
 
 
@@ -166,6 +182,27 @@ def prepare_schedule(n: int, width: int = 8, depth: int = 64, slots: int | None 
     size = schedule_size(n, width, depth, slots)
     top = BareTop(ScheduleFabric(size.n, size.width, size.depth, size.slots), name="fabric")
     return FlowJob(size, size.width, dev, None, clock_mhz, pnr_seed, True, top)
+
+
+def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None = None,
+                    op: str = "sum", device: str | None = None,
+                    clock_mhz: float | None = None, pnr_seed: int = 1) -> FlowJob:
+    """A bare build of the network fabric of ``topology``, as :func:`prepare_schedule`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown device, a bad clock or seed, or a size or operation the
+        fabric refuses (quoted from its own message).
+    """
+    from ..network.fabric import NetworkFabric
+    from .bare_top import BareTop
+
+    dev = _check_target(device, None, clock_mhz, pnr_seed)
+    fabric = NetworkFabric(topology, width, depth, slots, op)
+    top = BareTop(fabric, name="fabric")
+    return FlowJob(fabric.size, width, dev, None, clock_mhz, pnr_seed, True, top,
+                   network=(topology, op))
 
 
 def _check_target(device: str | None, board: str | None, clock_mhz: float | None,

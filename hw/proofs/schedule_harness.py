@@ -32,7 +32,8 @@ from ..schedule import fabric as schedule_fabric_module
 from ..schedule.load import load_writes
 from .catalog import SCHEDULE_MUTANTS, SCHEDULE_WORDS
 
-__all__ = ["ScheduleHarness", "required_pairs", "harness_writes", "proof_depth", "check_mutant"]
+__all__ = ["ScheduleHarness", "required_pairs", "harness_writes", "proof_depth", "check_mutant",
+           "control_asserts", "drive_loads"]
 
 
 def required_pairs(program: Program) -> set[tuple[int, int]]:
@@ -222,33 +223,11 @@ class ScheduleHarness(wiring.Component):
         m.d.comb += Assume(~ResetSignal("sync"))
         words = self._slot_words(m)
 
-        # The cycle count c, saturating one past the last cycle any bound names.
-        last = W + L + LATENCY + 4
-        c = Signal(range(last + 1), name="c")
-        with m.If(c < last):
-            m.d.sync += c.eq(c + 1)
-
-        # The driver: write k in cycle k, start in cycle W, then nothing.
-        ld = dut.load
-        with m.Switch(c):
-            for k, (kind, node, addr, data) in enumerate(self._writes):
-                with m.Case(k):
-                    value = words[addr] if kind == LoadKind.ITEM else data
-                    m.d.comb += [ld.valid.eq(1), ld.kind.eq(kind), ld.node.eq(node),
-                                 ld.addr.eq(addr), ld.data.eq(value)]
-            with m.Case(W):
-                m.d.comb += dut.start.eq(1)
-
+        c = drive_loads(m, dut, self._writes, L,
+                        lambda kind, node, addr, data: words[addr] if kind == LoadKind.ITEM
+                        else data)
         s = W
-        exchange = (c >= s + 1 + LATENCY) & (c <= s + L + LATENCY)
-        m.d.comb += [
-            Assert(dut.busy == ((c >= s + 1) & (c <= s + L + LATENCY)),
-                   "busy exactly in cycles s+1..s+L+LATENCY"),
-            Assert(dut.done == (c >= s + L + LATENCY + 1), "done from cycle s+L+LATENCY+1"),
-            Assert((c == 0) | (dut.length == L), "length is L after the header"),
-            Assert(dut.cycle == Mux(exchange, c - s - LATENCY, 0)[:len(dut.cycle)],
-                   "cycle counts the program cycles"),
-        ]
+        exchange = control_asserts(m, dut, c, s, L)
 
         for j in range(n):
             rv, sel = dut.recv[j], probe[j]
@@ -301,6 +280,49 @@ class ScheduleHarness(wiring.Component):
                    "a held slot holds its loaded word"),
             Assert(~after | (rd.acc == acc), "accumulator is the sum of the combined words"),
         ]
+
+
+def drive_loads(m: Module, dut, writes: list, L: int, value) -> Signal:
+    """Replay ``writes`` on ``dut``'s load port (write k in cycle k), start in cycle W.
+
+    ``value(kind, node, addr, data)`` is the data driven for a write (the
+    harness's any-constant words in place of the loaded ones). Returns the
+    cycle count c, saturating one past the last cycle any bound names
+    (W + L + LATENCY + 4, W = ``len(writes)``).
+    """
+    W = len(writes)
+    last = W + L + LATENCY + 4
+    c = Signal(range(last + 1), name="c")
+    with m.If(c < last):
+        m.d.sync += c.eq(c + 1)
+    ld = dut.load
+    with m.Switch(c):
+        for k, (kind, node, addr, data) in enumerate(writes):
+            with m.Case(k):
+                m.d.comb += [ld.valid.eq(1), ld.kind.eq(kind), ld.node.eq(node),
+                             ld.addr.eq(addr), ld.data.eq(value(kind, node, addr, data))]
+        with m.Case(W):
+            m.d.comb += dut.start.eq(1)
+    return c
+
+
+def control_asserts(m: Module, dut, c: Signal, s: int, L: int):
+    """The run control's properties of a program-driven fabric started in cycle ``s``.
+
+    ``busy`` exactly in cycles s+1..s+L+LATENCY, ``done`` from s+L+LATENCY+1
+    on, ``length`` = L after the header, ``cycle`` = the program cycle in
+    exchange cycles, else 0. Returns the "exchange cycle" condition.
+    """
+    exchange = (c >= s + 1 + LATENCY) & (c <= s + L + LATENCY)
+    m.d.comb += [
+        Assert(dut.busy == ((c >= s + 1) & (c <= s + L + LATENCY)),
+               "busy exactly in cycles s+1..s+L+LATENCY"),
+        Assert(dut.done == (c >= s + L + LATENCY + 1), "done from cycle s+L+LATENCY+1"),
+        Assert((c == 0) | (dut.length == L), "length is L after the header"),
+        Assert(dut.cycle == Mux(exchange, c - s - LATENCY, 0)[:len(dut.cycle)],
+               "cycle counts the program cycles"),
+    ]
+    return exchange
 
 
 def _tagged(program: Program) -> list[int]:

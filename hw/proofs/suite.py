@@ -23,7 +23,8 @@ from .runner import ProofResult, run_sby
 from .schedule_harness import ScheduleHarness, proof_depth
 from .schedule_suite import MAP_MEMORIES
 
-__all__ = ["Job", "fabric_job", "resolver_job", "schedule_job", "run_jobs", "sweep_configs",
+__all__ = ["Job", "fabric_job", "resolver_job", "schedule_job", "network_job", "run_jobs",
+           "sweep_configs",
            "OPTION_SETS", "ORDER_FAMILIES", "markdown_table", "summary_table", "MUTANTS"]
 
 #: Word width of the fabric proofs: the words are any-constant, so the
@@ -54,6 +55,9 @@ class Job:
             return FabricHarness(self.config, PROOF_WIDTH, self.length, self.mutant)
         if self.kind == "schedule":
             return ScheduleHarness(self.config, PROOF_WIDTH, self.words, self.mutant)
+        if self.kind == "network":
+            from .network_harness import NetworkHarness
+            return NetworkHarness(self.config, PROOF_WIDTH, self.mutant)
         return ResolverMiter(self.config, self.mutant)
 
     def context(self):
@@ -65,7 +69,7 @@ class Job:
     @property
     def after_prep(self) -> str:
         """Yosys commands of the job after ``prep``: schedule proofs map memories."""
-        return MAP_MEMORIES if self.kind == "schedule" else ""
+        return MAP_MEMORIES if self.kind in ("schedule", "network") else ""
 
 
 def _label(config: RunConfig) -> str:
@@ -106,6 +110,15 @@ def schedule_job(program, label: str, mode: str = "bmc", depth: int | None = Non
     return Job(name, "schedule", program, mode,
                depth if depth is not None else proof_depth(program), mutant, program.cycles,
                words)
+
+
+def network_job(program, label: str, mutant: str | None = None) -> Job:
+    """The network-fabric harness loaded with ``program`` (compiled at :data:`PROOF_WIDTH`)."""
+    from .network_harness import network_proof_depth
+    name = (f"network {'_'.join(label.split())} {program.topology.name} N={program.n} "
+            f"L={program.cycles}")
+    return Job(name, "network", program, "bmc", network_proof_depth(program), mutant,
+               program.cycles)
 
 
 def run_jobs(jobs: Iterable[Job], folder: Path, timeout: float | None = None,

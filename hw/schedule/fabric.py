@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import NamedTuple
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
@@ -14,7 +15,8 @@ from ..ports import OUT, SCHEDULE_PORTS, Port, ScheduleSize
 from .node import ScheduleNode, one_hot, select_by
 
 __all__ = ["ScheduleFabric", "LoadKind", "LATENCY", "schedule_signature",
-           "schedule_fabric_ports", "schedule_size"]
+           "schedule_fabric_ports", "schedule_size", "table_signature", "program_sequencer", "drive_read_back",
+           "Sequencer"]
 
 #: Clock cycles between the start cycle (cycle 0) and program cycle 1's exchange,
 #: less one: program cycle t is shown in clock cycle ``t + LATENCY``.
@@ -30,6 +32,9 @@ class LoadKind(enum.IntEnum):
     ITEM = 1
     #: ``data`` is the program length; every held bit and accumulator is cleared.
     HEADER = 2
+    #: ``data`` is node ``node``'s initial accumulator (the network fabric; the schedule
+    #: fabric ignores it).
+    ACC = 3
 
 
 def schedule_size(n: int, width: int = 8, depth: int = 64, slots: int | None = None
@@ -43,27 +48,38 @@ def schedule_size(n: int, width: int = 8, depth: int = 64, slots: int | None = N
     return ScheduleSize(n, width, depth, slots)
 
 
-def schedule_signature(size: ScheduleSize) -> wiring.Signature:
-    """The signature of :class:`ScheduleFabric`, built from :data:`~..ports.SCHEDULE_PORTS`."""
+def table_signature(table, count) -> wiring.Signature:
+    """A fabric signature built from a port table (``SCHEDULE_PORTS``, ``NETWORK_PORTS``).
+
+    ``count(spec)`` is the array length of a per-node (or per-port) group,
+    ``spec.width(size)`` its width (the caller binds the size).
+    """
     members: dict[str, dict] = {}
     flat: dict[str, wiring.Member] = {}
-    for spec in SCHEDULE_PORTS:
+    for spec, width in table:
         flow = Out if spec.direction == OUT else In
         if spec.field is None:
-            flat[spec.group] = flow(spec.width(size))
+            flat[spec.group] = flow(width).array(count(spec)) if spec.per_processor else \
+                flow(width)
         else:
-            members.setdefault(spec.group, {})[spec.field] = (spec, flow(spec.width(size)))
+            members.setdefault(spec.group, {})[spec.field] = (spec, flow(width))
     for group, fields in members.items():
-        per_node = next(iter(fields.values()))[0].per_processor
+        first = next(iter(fields.values()))[0]
         # Group members keep their own flows: an Out group of mixed members
         # would flip them, so inner flows are written as seen from outside.
         sig = wiring.Signature({f: m for f, (_, m) in fields.items()})
-        flat[group] = Out(sig).array(size.n) if per_node else Out(sig)
+        flat[group] = Out(sig).array(count(first)) if first.per_processor else Out(sig)
     order = []
-    for spec in SCHEDULE_PORTS:
+    for spec, _ in table:
         if spec.group not in order:
             order.append(spec.group)
     return wiring.Signature({g: flat[g] for g in order})
+
+
+def schedule_signature(size: ScheduleSize) -> wiring.Signature:
+    """The signature of :class:`ScheduleFabric`, built from :data:`~..ports.SCHEDULE_PORTS`."""
+    return table_signature([(spec, spec.width(size)) for spec in SCHEDULE_PORTS],
+                           lambda spec: size.n)
 
 
 def schedule_fabric_ports(size: ScheduleSize) -> list[Port]:
@@ -154,43 +170,13 @@ class ScheduleFabric(wiring.Component):
             m.submodules[f"node{i}"] = node
         xbar = m.submodules.crossbar = Crossbar(n, z.width)
 
-        length = Signal(z.count_bits)
-        m.d.comb += self.length.eq(length)
-        f_on = Signal()
-        fp = Signal(z.count_bits)
-        r_valid = Signal()
-        x_valid = Signal()
-        r_addr = Signal(z.addr_bits)
-        x_addr = Signal(z.addr_bits)
-        ran = Signal()
-        busy = Signal()
-        m.d.comb += [busy.eq(f_on | r_valid | x_valid), self.busy.eq(busy),
-                     self.done.eq(ran & ~busy)]
-        begin = self.start & ~busy
-        fetch_en = Signal()
-        addr = Signal(z.addr_bits)
-        m.d.comb += [fetch_en.eq((begin & (length != 0)) | f_on),
-                     addr.eq(Mux(begin, 0, fp))]
-        with m.If(fetch_en):
-            m.d.sync += [fp.eq(addr + 1), f_on.eq(addr + 1 < length)]
-        with m.If(begin):
-            m.d.sync += ran.eq(1)
-        m.d.sync += [r_valid.eq(fetch_en), r_addr.eq(addr), x_valid.eq(r_valid),
-                     x_addr.eq(r_addr)]
-        m.d.comb += self.cycle.eq(Mux(x_valid, x_addr + 1, 0))
-
+        seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n)
+        fetch_en, addr, take, kind, node_sel, header = (seq.fetch_en, seq.addr, seq.take,
+                                                        seq.kind, seq.node_sel, seq.header)
+        item_any = self.load.valid & kind[LoadKind.ITEM]  # ITEM writes: idle or running
         ld = self.load
-        take = ld.valid & ~busy
-        kind = one_hot(m, ld.kind, 4, name="load_node_onehot")
-        node_sel = one_hot(m, ld.node, n, name="load_node_onehot")
-        header = take & kind[LoadKind.HEADER]
-        item_any = ld.valid & kind[LoadKind.ITEM]  # ITEM writes: idle or running
-        with m.If(header):
-            # the driver keeps length <= depth (the compiler refuses longer programs)
-            m.d.sync += length.eq(ld.data[:z.count_bits])
 
-        rd_node = Signal(z.node_bits)
-        m.d.sync += rd_node.eq(self.read.node)
+        drive_read_back(m, self.read, nodes, z.node_bits, z.width)
         for i, node in enumerate(nodes):
             mine = take & node_sel[i]
             m.d.comb += [
@@ -215,10 +201,76 @@ class ScheduleFabric(wiring.Component):
                 self.recv[i].slot.eq(node.recv_slot),
                 self.recv[i].word.eq(xbar.outputs[i]),
             ]
-        m.d.comb += [
-            self.read.word.eq(select_by(m, rd_node, [x.rd_word for x in nodes], z.width, "rd_word")),
-            self.read.held.eq(select_by(m, rd_node, [x.rd_held for x in nodes], 1, "rd_held")),
-            self.read.acc.eq(select_by(m, rd_node, [x.acc for x in nodes], z.width, "rd_acc")),
-        ]
         return m
 
+
+def drive_read_back(m: Module, read, nodes, node_bits: int, width: int) -> None:
+    """The read port: ``read.node`` registered, then that node's word, held bit, accumulator.
+
+    Every node shows ``rd_word``/``rd_held`` for ``read.slot`` one cycle after
+    it, so the answer comes one cycle after ``node`` and ``slot``.
+    """
+    rd_node = Signal(node_bits)
+    m.d.sync += rd_node.eq(read.node)
+    m.d.comb += [
+        read.word.eq(select_by(m, rd_node, [x.rd_word for x in nodes], width, "rd_word")),
+        read.held.eq(select_by(m, rd_node, [x.rd_held for x in nodes], 1, "rd_held")),
+        read.acc.eq(select_by(m, rd_node, [x.acc for x in nodes], width, "rd_acc")),
+    ]
+
+
+
+class Sequencer(NamedTuple):
+    """What :func:`program_sequencer` gives the fabric around it."""
+
+    fetch_en: Signal  #: every node fetches the entry at ``addr`` this cycle
+    addr: Signal  #: the program address fetched
+    take: Signal  #: a load write is taken (valid and not busy)
+    kind: Signal  #: one-hot of ``load.kind`` (4 bits)
+    node_sel: Signal  #: one-hot of ``load.node``
+    header: Signal  #: a HEADER write is taken (clear held bits and accumulators)
+
+
+def program_sequencer(m: Module, fabric, count_bits: int, addr_bits: int, n: int) -> Sequencer:
+    """The run control both program-driven fabrics share.
+
+    Drives ``fabric``'s ``busy``, ``done``, ``cycle`` and ``length`` outputs
+    from its ``start`` input and its load port's HEADER writes: a start while
+    idle fetches entries ``0 .. length-1``, one per cycle, in every node at
+    once; an entry reaches the exchange stage two cycles after its fetch
+    (program cycle t is exchanged in clock cycle ``t + LATENCY``).
+    """
+    length = Signal(count_bits)
+    m.d.comb += fabric.length.eq(length)
+    f_on = Signal()
+    fp = Signal(count_bits)
+    r_valid = Signal()
+    x_valid = Signal()
+    r_addr = Signal(addr_bits)
+    x_addr = Signal(addr_bits)
+    ran = Signal()
+    busy = Signal()
+    m.d.comb += [busy.eq(f_on | r_valid | x_valid), fabric.busy.eq(busy),
+                 fabric.done.eq(ran & ~busy)]
+    begin = fabric.start & ~busy
+    fetch_en = Signal()
+    addr = Signal(addr_bits)
+    m.d.comb += [fetch_en.eq((begin & (length != 0)) | f_on),
+                 addr.eq(Mux(begin, 0, fp))]
+    with m.If(fetch_en):
+        m.d.sync += [fp.eq(addr + 1), f_on.eq(addr + 1 < length)]
+    with m.If(begin):
+        m.d.sync += ran.eq(1)
+    m.d.sync += [r_valid.eq(fetch_en), r_addr.eq(addr), x_valid.eq(r_valid),
+                 x_addr.eq(r_addr)]
+    m.d.comb += fabric.cycle.eq(Mux(x_valid, x_addr + 1, 0))
+
+    ld = fabric.load
+    take = ld.valid & ~busy
+    kind = one_hot(m, ld.kind, 4, name="load_node_onehot")
+    node_sel = one_hot(m, ld.node, n, name="load_node_onehot")
+    header = take & kind[LoadKind.HEADER]
+    with m.If(header):
+        # the driver keeps length <= depth (the compilers refuse longer programs)
+        m.d.sync += length.eq(ld.data[:count_bits])
+    return Sequencer(fetch_en, addr, take, kind, node_sel, header)

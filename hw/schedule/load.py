@@ -43,19 +43,27 @@ def slot_words(program: Program, seed: int = 0) -> list[int]:
     return out
 
 
-def load_writes(program: Program, seed: int = 0) -> list[Write]:
+def load_writes(program, seed: int = 0, words: list[int] | None = None,
+                accs: list[int | None] | None = None) -> list[Write]:
     """The writes that load ``program``: the header, every node's items, every entry.
 
+    ``program`` is a :class:`Program` or a network program (anything with
+    ``n``, ``slots``, ``cycles``, ``initial`` held bits and ``entries()``
+    indexed ``[node][cycle]``). ``words`` (default :func:`slot_words`) are
+    the slot words; ``accs``, when given, every node's initial accumulator
+    (an ACC write for each node whose entry is not None).
     One write per clock cycle; ``len(result)`` cycles in all.
     """
-    words = slot_words(program, seed)
+    words = slot_words(program, seed) if words is None else words
     out: list[Write] = [(int(LoadKind.HEADER), 0, 0, program.cycles)]
     for v in range(program.n):
         out += [(int(LoadKind.ITEM), v, x, words[x])
                 for x in range(program.slots) if program.initial[v, x]]
+    if accs is not None:
+        out += [(int(LoadKind.ACC), v, 0, a) for v, a in enumerate(accs) if a is not None]
     entries = program.entries()
     for v in range(program.n):
-        out += [(int(LoadKind.PROGRAM), v, c, int(entries[v, c])) for c in range(program.cycles)]
+        out += [(int(LoadKind.PROGRAM), v, c, int(entries[v][c])) for c in range(program.cycles)]
     return out
 
 

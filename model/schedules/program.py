@@ -48,7 +48,7 @@ from ..errors import ConfigError
 from .ir import Q_ID, Message, Schedule
 from .validate import check, items_per_node
 
-__all__ = ["ProgramError", "EntryLayout", "Program", "compile_schedule", "cycles_for",
+__all__ = ["ProgramError", "FieldLayout", "EntryLayout", "bits_for", "Program", "compile_schedule", "cycles_for",
            "canonical", "question_word", "NONE"]
 
 #: "no item / no source" in the program arrays.
@@ -64,14 +64,59 @@ def question_word(width: int) -> int:
     return (1 << width) - 1
 
 
-def _bits(count: int) -> int:
+def bits_for(count: int) -> int:
     """Bits of a number ``0 .. count-1`` (at least 1)."""
     return max(1, (count - 1).bit_length())
 
 
+class FieldLayout:
+    """Bit fields of one program-memory entry, low bits first (subclasses list ``fields``).
+
+    Shared by the schedule fabric's :class:`EntryLayout` and the network
+    fabric's per-node layout, so both encode and decode entries one way.
+    """
+
+    @property
+    def fields(self) -> tuple[tuple[str, int], ...]:
+        raise NotImplementedError
+
+    @property
+    def width(self) -> int:
+        return sum(w for _, w in self.fields)
+
+    def offset(self, name: str) -> int:
+        at = 0
+        for f, w in self.fields:
+            if f == name:
+                return at
+            at += w
+        raise KeyError(name)
+
+    def encode(self, **values: int) -> int:
+        """One entry from field values (missing fields are 0)."""
+        unknown = set(values) - {f for f, _ in self.fields}
+        if unknown:
+            raise KeyError(f"no entry field {sorted(unknown)[0]!r}")
+        word, at = 0, 0
+        for f, w in self.fields:
+            v = int(values.get(f, 0))
+            if not 0 <= v < 1 << w:
+                raise ValueError(f"entry field {f}={v} does not fit {w} bits")
+            word |= v << at
+            at += w
+        return word
+
+    def decode(self, word: int) -> dict[str, int]:
+        out, at = {}, 0
+        for f, w in self.fields:
+            out[f] = (word >> at) & ((1 << w) - 1)
+            at += w
+        return out
+
+
 @dataclass(frozen=True)
-class EntryLayout:
-    """The bit layout of one program-memory entry (low bits first).
+class EntryLayout(FieldLayout):
+    """The bit layout of one schedule-fabric program-memory entry (low bits first).
 
     ========== ============ ===============================================
     field      bits         meaning
@@ -92,47 +137,17 @@ class EntryLayout:
 
     @property
     def slot_bits(self) -> int:
-        return _bits(self.slots)
+        return bits_for(self.slots)
 
     @property
     def node_bits(self) -> int:
-        return _bits(self.n)
+        return bits_for(self.n)
 
     @property
     def fields(self) -> tuple[tuple[str, int], ...]:
         sw, pw = self.slot_bits, self.node_bits
         return (("send", 1), ("send_slot", sw), ("recv", 1), ("source", pw), ("combine", 1),
                 ("recv_slot", sw))
-
-    @property
-    def width(self) -> int:
-        return sum(w for _, w in self.fields)
-
-    def offset(self, name: str) -> int:
-        at = 0
-        for f, w in self.fields:
-            if f == name:
-                return at
-            at += w
-        raise KeyError(name)
-
-    def encode(self, **values: int) -> int:
-        """One entry from field values (missing fields are 0)."""
-        word, at = 0, 0
-        for f, w in self.fields:
-            v = int(values.get(f, 0))
-            if not 0 <= v < 1 << w:
-                raise ValueError(f"entry field {f}={v} does not fit {w} bits")
-            word |= v << at
-            at += w
-        return word
-
-    def decode(self, word: int) -> dict[str, int]:
-        out, at = {}, 0
-        for f, w in self.fields:
-            out[f] = (word >> at) & ((1 << w) - 1)
-            at += w
-        return out
 
 
 def canonical(s: Schedule) -> list[list[tuple]]:

@@ -1,0 +1,38 @@
+"""Verilog export of a :class:`~.fabric.NetworkFabric`."""
+
+from __future__ import annotations
+
+from amaranth.back import verilog
+
+from ... import __version__
+from ...model.schedules.topologies import Topology
+from ..export import check_module_name, plain_internal_names
+from .fabric import NetworkFabric
+
+__all__ = ["network_verilog_text", "TOP"]
+
+#: The default top-module name.
+TOP = "pipegossip_network_fabric"
+
+
+def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
+                         slots: int | None = None, op: str = "sum", name: str = TOP) -> str:
+    """The Verilog of the network fabric of ``topology`` (byte-for-byte reproducible).
+
+    Ports are those of :data:`~pipegossip.hw.ports.NETWORK_PORTS` with nested
+    names joined by ``__`` (``tx__5__word``, ``acc__3``) plus ``clk`` and the
+    synchronous active-high ``rst``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad size, operation or module name.
+    """
+    check_module_name(name)
+    fabric = NetworkFabric(topology, width, depth, slots, op)
+    z = fabric.size
+    text = plain_internal_names(verilog.convert(fabric, name=name, emit_src=False))
+    params = ", ".join(f"{k}={v}" for k, v in topology.params.items() if k != "edges")
+    return (f"// pipegossip {__version__} network fabric\n"
+            f"// topology={topology.name}({params}) n={z.n} ports={z.ports} width={z.width} "
+            f"depth={z.depth} slots={z.slots} op={op}\n" + text)

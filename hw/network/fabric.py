@@ -1,0 +1,170 @@
+"""The network fabric: one program-driven node per vertex, one full-duplex link per edge."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+
+from ...model.schedules.network_program import OPS, NetworkLayout, links_of
+from ...model.schedules.topologies import Topology
+from ..params import check_int
+from ..ports import NETWORK_PORTS, NetworkSize, Port
+from ..schedule.fabric import (LATENCY, LoadKind, drive_read_back, program_sequencer,
+                               table_signature)
+from .node import NetworkNode
+
+__all__ = ["NetworkFabric", "LATENCY", "network_size", "network_signature",
+           "network_fabric_ports", "MAX_PORTS"]
+
+#: Most link ends a fabric may have (complete(64) has 4032; hypercube(10) 10240).
+MAX_PORTS = 1 << 14
+
+
+def network_size(topology: Topology, width: int = 8, depth: int = 64,
+                 slots: int | None = None) -> NetworkSize:
+    """Check the parameters and return the size (``slots`` defaults to ``n``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad width, depth or slot count, a node without links, too many ports.
+    """
+    if not isinstance(topology, Topology):
+        raise TypeError(f"NetworkFabric topology must be a Topology, not {topology!r}")
+    check_int("NetworkFabric", "width", width, 1)
+    check_int("NetworkFabric", "depth", depth, 1)
+    slots = topology.n if slots is None else slots
+    check_int("NetworkFabric", "slots", slots, 1)
+    ports = 2 * topology.m
+    if ports > MAX_PORTS:
+        raise ValueError(f"NetworkFabric of {topology.name} has {ports} link ends, more than "
+                         f"the {MAX_PORTS} supported")
+    links = links_of(topology)
+    lonely = [v for v, x in enumerate(links) if not x]
+    if lonely:
+        raise ValueError(f"NetworkFabric: node {lonely[0]} of {topology.name} has no link")
+    entry = max(NetworkLayout(len(x), slots).width for x in links)
+    return NetworkSize(topology.n, width, depth, slots, ports, entry)
+
+
+def network_signature(size: NetworkSize) -> wiring.Signature:
+    """The signature of :class:`NetworkFabric`, built from :data:`~..ports.NETWORK_PORTS`."""
+    return table_signature([(s, s.width(size)) for s in NETWORK_PORTS],
+                           lambda s: size.ports if s.per_link else size.n)
+
+
+def network_fabric_ports(size: NetworkSize) -> list[Port]:
+    """The fabric's top-level ports, read off its signature (equal to ``network_ports``)."""
+    sig = network_signature(size)
+    return [Port("__".join(map(str, path)), "in" if member.flow == wiring.In else "out",
+                 len(value)) for path, member, value in sig.flatten(sig.create())]
+
+
+class NetworkFabric(wiring.Component):
+    """A fabric shaped like its topology that runs any loaded network program.
+
+    Node ``v``'s link ``j`` goes to its ``j``-th neighbour in ascending order;
+    port ``offset[v] + j`` (``offset`` the running sum of degrees) is that
+    link's end at ``v``
+    (:class:`~pipegossip.model.schedules.network_program.NetworkProgram`).
+    Each link carries one word each way per cycle, wired straight from one
+    node's ``out_word`` to the other's ``in_word``: no crossbar.
+
+    Parameters
+    ----------
+    topology : Topology
+        Every node needs a link.
+    width : int
+        Word width.
+    depth : int
+        Program entries per node.
+    slots : int, optional
+        Store words per node (default ``n``).
+    op : {"sum", "xor"}
+        Every accumulator's operation (chosen at build time).
+
+    Attributes
+    ----------
+    start, busy, done, cycle, length : as the schedule fabric
+        Program cycle t is exchanged in clock cycle ``t + LATENCY`` (= t + 1)
+        after the start cycle 0; busy in cycles 1 .. length + 1.
+    load : Out(Signature) of In members
+        ``valid``, ``kind``, ``node``, ``addr``, ``data``, taken at the
+        rising edge while not busy (ignored while busy): HEADER (clears every
+        held bit and accumulator; ``data`` the program length), then ITEM
+        (store slot ``addr`` of ``node``), ACC (``node``'s accumulator) and
+        PROGRAM (entry ``addr`` of ``node``) writes in any order, one per
+        cycle, the schedule fabric's load scheme.
+    read : Out(Signature)
+        Read-back while idle: ``node``, ``slot`` in; ``word``, ``held``,
+        ``acc`` out, latency 1.
+    tx : Out(Signature).array(ports)
+        Per port, in exchange cycles: ``valid`` (it sends), ``acc`` (the
+        word is the accumulator), ``slot``, ``word``.
+    rx : Out(Signature).array(ports)
+        Per port, in exchange cycles: ``valid`` (the arriving word is stored),
+        ``slot``, ``comb`` (it is combined), ``word`` (what arrives).
+    acc : Out(width).array(n)
+        Every node's accumulator (registered: the value at the start of the cycle).
+
+    Notes
+    -----
+    ``sync`` domain, synchronous active-high reset. Trace outputs come from
+    registers and memories of the exchange stage; a link is a wire.
+    """
+
+    def __init__(self, topology: Topology, width: int = 8, depth: int = 64,
+                 slots: int | None = None, op: str = "sum"):
+        if op not in OPS:
+            raise ValueError(f"NetworkFabric op must be one of {', '.join(OPS)}, not {op!r}")
+        self._size = network_size(topology, width, depth, slots)
+        self._topology, self._op = topology, op
+        super().__init__(network_signature(self._size))
+
+    @property
+    def size(self) -> NetworkSize:
+        return self._size
+
+    @property
+    def topology(self) -> Topology:
+        return self._topology
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        z = self._size
+        n = z.n
+        links = links_of(self._topology)
+        offsets = [0]
+        for x in links:
+            offsets.append(offsets[-1] + len(x))
+        nodes = [NetworkNode(len(links[v]), z.width, z.depth, z.slots, self._op)
+                 for v in range(n)]
+        for v, node in enumerate(nodes):
+            m.submodules[f"node{v}"] = node
+        seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n)
+        ld = self.load
+        drive_read_back(m, self.read, nodes, z.node_bits, z.width)
+        for v, node in enumerate(nodes):
+            mine = seq.take & seq.node_sel[v]
+            m.d.comb += [
+                node.fetch_en.eq(seq.fetch_en), node.fetch_addr.eq(seq.addr),
+                node.clear.eq(seq.header),
+                node.prog_we.eq(mine & seq.kind[LoadKind.PROGRAM]),
+                node.prog_addr.eq(ld.addr), node.prog_data.eq(ld.data),
+                node.item_we.eq(mine & seq.kind[LoadKind.ITEM]),
+                node.item_slot.eq(ld.addr), node.item_data.eq(ld.data),
+                node.acc_we.eq(mine & seq.kind[LoadKind.ACC]), node.acc_data.eq(ld.data),
+                node.rd_slot.eq(self.read.slot),
+                self.acc[v].eq(node.acc),
+            ]
+            for j, w in enumerate(links[v]):
+                p = offsets[v] + j
+                back = nodes[w].out_word[links[w].index(v)]  # the link: a wire each way
+                m.d.comb += [
+                    node.in_word[j].eq(back),
+                    self.tx[p].valid.eq(node.tx_valid[j]), self.tx[p].acc.eq(node.tx_acc[j]),
+                    self.tx[p].slot.eq(node.tx_slot[j]), self.tx[p].word.eq(node.out_word[j]),
+                    self.rx[p].valid.eq(node.rx_valid[j]), self.rx[p].slot.eq(node.rx_slot[j]),
+                    self.rx[p].comb.eq(node.rx_comb[j]), self.rx[p].word.eq(back),
+                ]
+        return m

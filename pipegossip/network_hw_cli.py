@@ -1,0 +1,142 @@
+"""``verilog --fabric network`` and ``cosim --fabric network --schedule``: the network fabric.
+
+The work is done by :func:`write_network_verilog` and :func:`cosim_network_files`;
+:mod:`.hw_cli` and :mod:`.sim_cli` call them when ``--fabric network`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .files import atomic_write
+from .options import positive_int
+
+__all__ = ["add_network_arguments", "NETWORK_OPTIONS", "write_network_verilog",
+           "network_topology", "cosim_network_files", "network_cosim_text",
+           "network_report_json", "check_network_size"]
+
+#: Options only ``--fabric network`` takes, as :func:`~.options.refuse_given` takes them.
+NETWORK_OPTIONS = (("--topology", "topology", None), ("--k", "k", None), ("--a", "a", None),
+                   ("--b", "b", None), ("--op", "op", None))
+
+
+def add_network_arguments(p: argparse.ArgumentParser) -> None:
+    """``--topology``, ``--k``, ``--a``, ``--b``, ``--op`` of ``--fabric network`` (None if not given)."""
+    from .model.schedules.network_program import OPS
+    g = p.add_argument_group("--fabric network")
+    g.add_argument("--topology", default=None, metavar="NAME",
+                   help="--fabric network: the topology (path, cycle, hypercube, mesh, torus, "
+                   "star, complete, ...) with its --n, --k or --a/--b")
+    g.add_argument("--k", type=positive_int, default=None, help="--fabric network: topology k")
+    g.add_argument("--a", type=positive_int, default=None, help="--fabric network: topology a")
+    g.add_argument("--b", type=positive_int, default=None, help="--fabric network: topology b")
+    g.add_argument("--op", choices=OPS, default=None,
+                   help="--fabric network: the accumulators' operation; default sum")
+
+
+def network_topology(args: argparse.Namespace):
+    """The topology ``--topology`` and ``--n/--k/--a/--b`` describe (UsageError if not)."""
+    from .cli import UsageError
+    from .network_cli import build_topology
+    if args.topology is None:
+        raise UsageError("--fabric network needs --topology (and its --n, --k or --a/--b)")
+    return build_topology(args.topology, {"n": args.n, "k": args.k, "a": args.a, "b": args.b})
+
+
+def check_network_size(topology, width: int, depth: int, slots: int, what: str) -> None:
+    """Refuse, before any work, a network fabric over the ``fabric-bits`` budget.
+
+    Counted: every node's program memory (depth entries of its layout) and
+    item store (slots words), and the links (two words per edge).
+    """
+    from .limits import check_budget
+    from .model.schedules.network_program import NetworkLayout
+    entry = sum(NetworkLayout(len(topology.neighbours(v)), slots).width
+                for v in range(topology.n))
+    check_budget("fabric-bits", depth * entry + topology.n * slots * width
+                 + 2 * topology.m * width, what)
+
+
+def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64,
+                          slots: int | None = None, op: str = "sum") -> None:
+    """Write the network fabric's Verilog to ``output`` (``-``: stdout)."""
+    from .hw.network.export import network_verilog_text
+    from .model.errors import ConfigError
+    if topology.edges is None and topology.n > 64:
+        raise ConfigError(f"the network fabric of complete({topology.n}) has too many links: "
+                          f"at most complete(64)")
+    check_network_size(topology, width, depth, slots or topology.n,
+                       f"the network fabric of {topology.name} (N={topology.n:,}), width "
+                       f"{width}, depth {depth:,}")
+    try:
+        text = network_verilog_text(topology, width, depth, slots, op)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(str(e)) from None
+    atomic_write(output, text)
+
+
+def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
+                        seed: int = 0, op: str = "sum", simulator: str = "verilator",
+                        progress=None, fault: str | None = None):
+    """Load, check and co-simulate schedule files on the network fabric of each topology.
+
+    Raises
+    ------
+    FormatError
+        A file cannot be read or breaks a schedule rule (a non-edge among them).
+    ProgramError
+        A schedule the network fabric cannot run (depth, a part of an accumulator).
+    """
+    from .model.schedules.ir import load
+    from .model.schedules.validate import check
+    from .sim.network_cosim import cosim_network
+    schedules = []
+    for f in files:
+        s = load(f)
+        check(s)
+        if depth is not None:
+            check_network_size(s.topology, width, depth, s.n,
+                               f"the network fabric for {f} with depth {depth:,}")
+        schedules.append((str(f), s))
+    return cosim_network(schedules, width=width, depth=depth, seed=seed, op=op,
+                         simulator=simulator, progress=progress, fault=fault)
+
+
+def network_cosim_text(report) -> str:
+    """One line per schedule (match, R, S, cycles, latency side by side) and a summary."""
+    lines = []
+    for r in report.results:
+        p, v = r.program, r.verdict
+        lines.append(f"{r.name}: {'MATCH' if v.match else 'MISMATCH'} "
+                     f"{p.topology.name} n={p.n} {p.schedule.primitive} R={p.rounds} S={p.S} "
+                     f"cycles={p.cycles} latency={r.record.latency} "
+                     f"load={r.record.load_cycles} cycles")
+        if not v.match:
+            lines += ["  " + x for x in v.report().splitlines()[1:]]
+    lines.append(f"{len(report.results)} schedule(s), "
+                 f"{sum(r.verdict.match for r in report.results)} match; "
+                 f"{len(report.builds)} build(s) used, {report.builds_made} compiled now")
+    return "\n".join(lines) + "\n"
+
+
+def network_report_json(report) -> dict:
+    """``--format json``: overall match, builds, one verdict per schedule."""
+    from .sim.judge_network import network_verdict_json
+    return dict(match=report.match, fabric="network", builds=len(report.builds),
+                builds_compiled=report.builds_made,
+                results=[network_verdict_json(r.verdict) for r in report.results])
+
+
+def print_report(report, fmt: str) -> int:
+    """Print ``report`` as text or JSON; exit 0 when every schedule matched, else 1."""
+    import json
+    if fmt == "json":
+        sys.stdout.write(json.dumps(network_report_json(report)) + "\n")
+    else:
+        sys.stdout.write(network_cosim_text(report))
+    return 0 if report.match else 1
+
+
+__all__ += ["print_report"]

@@ -1,0 +1,189 @@
+"""The judge of the network fabric: a :class:`~.network_run.NetworkRun` held against its program.
+
+One function, :func:`judge_network`, in the judge family beside
+:func:`~.judge_schedule.judge_schedule`; it fills the one
+:class:`~.verdict.Verdict` (``config`` the compiled
+:class:`~pipegossip.model.schedules.network_program.NetworkProgram`, ``model``
+None). Checks, cycle by cycle and link by link where they are per cycle:
+
+* ``trace``: in clock cycle ``t + latency`` every port sends exactly the
+  program's word source (a store slot, the accumulator, or nothing), stores
+  the arriving word in exactly the program's slot (or not at all) and
+  combines it exactly when the program says; nothing outside the program's
+  cycles;
+* ``delivery``: every sent word is the model's (a slot's tagged word, or
+  the accumulator's combination at that cycle); the word arriving on a port
+  is the word its link's other end sent, and where the port stores or
+  combines, the model's word; every node's accumulator equals the model's
+  in every sampled cycle; after the run the stores hold exactly the
+  model's items with their words and the read-back accumulators the model's
+  combinations; and, independent of the compiler, the primitive is complete
+  (gossip: every node every item; broadcast: the root's items; gather: the
+  root every item; polling and reduce: the root's accumulator is the
+  combination of all ``n`` tokens; allreduce: every node's);
+* ``busy``/``done``/``cycle``/``timeout``/``record``: as for the schedule
+  fabric (:func:`~.judge_schedule.control_checks`).
+
+Mismatches name the clock cycle and the node; a port's note names its link
+(``port 5: p2 -> p3``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..hw.network.load import item_words
+from ..model.schedules.network_program import ACC, NetworkProgram, combine_words
+from ..model.schedules.program import NONE
+from .judge_schedule import control_checks
+from .network_run import NetworkRun
+from .verdict import Mismatch, Verdict
+
+__all__ = ["judge_network", "network_verdict_json"]
+
+
+def _src(x: int) -> str:
+    return "-" if x == NONE else ("acc" if x == ACC else f"slot {x}")
+
+
+def _complete(program: NetworkProgram, record: NetworkRun, words: list[int]) -> list[Mismatch]:
+    """The primitive's end state, from its definition alone (not from the program)."""
+    s, n, h = program.schedule, program.n, program.items
+    out: list[Mismatch] = []
+    items = np.arange(n * h)
+    if s.primitive in ("polling", "reduce", "allreduce"):
+        want = combine_words(program.op, words[:n], program.width)
+        nodes = range(n) if s.primitive == "allreduce" else [s.root]
+        for v in nodes:
+            if int(record.acc[v]) != want:
+                out.append(Mismatch("delivery", None, v, f"{program.op} of all {n} tokens "
+                                    f"{want:#x}", f"{int(record.acc[v]):#x}",
+                                    f"incomplete {s.primitive}"))
+        return out
+    if s.primitive == "gossip":
+        need = [(v, items) for v in range(n)]
+    elif s.primitive == "broadcast":
+        need = [(v, s.root + n * np.arange(h)) for v in range(n)]
+    else:  # gather
+        need = [(s.root, items)]
+    held = np.asarray(record.held, dtype=bool)
+    for v, xs in need:
+        lack = [int(x) for x in xs if x >= held.shape[1] or not held[v, x]]
+        if lack:
+            out.append(Mismatch("delivery", None, v, "every item", f"lacks items {lack[:8]}",
+                                f"incomplete {s.primitive}"))
+    return out
+
+
+def judge_network(program: NetworkProgram, record: NetworkRun,
+                  seed: int | None = None) -> Verdict:
+    """Every way ``record`` differs from ``program``'s expected run.
+
+    Parameters
+    ----------
+    program : NetworkProgram
+        The compiled schedule that was loaded.
+    record : NetworkRun
+        The fabric's samples and read-back stores.
+    seed : int, optional
+        Word seed of the loaded words (default: the record's).
+    """
+    seed = record.spec.word_seed if seed is None else seed
+    words = item_words(program, seed or 0)
+    out: list[Mismatch] = []
+    add = out.append
+    n, P, L, lat = program.n, program.ports, program.cycles, record.latency
+    if record.n != n or record.ports != P:
+        add(Mismatch("record", None, None, f"{n} nodes, {P} ports",
+                     f"{record.n} nodes, {record.ports} ports"))
+        return Verdict(config=program, run=record, model=None, mismatches=out)
+    out += control_checks(record, L)
+    T = len(record.samples["busy"])
+    node = [program.node_of(p) for p in range(P)]
+    peer = [program.peer(p) for p in range(P)]
+
+    def note(p: int) -> str:
+        return f"port {p}: p{node[p]} -> p{node[peer[p]]}"
+
+    lo, hi = lat + 1, min(T, L + lat + 1)
+    span = max(hi - lo, 0)
+
+    def laid(arr: np.ndarray, fill) -> np.ndarray:
+        """A ``(cycles, ...)`` program array on the record's clock cycles."""
+        grid = np.full((T, *arr.shape[1:]), fill, dtype=arr.dtype)
+        grid[lo:lo + span] = arr[:span]
+        return grid
+
+    exp_tx, exp_rx = laid(program.tx, NONE), laid(program.rx, NONE)
+    exp_cb = laid(program.comb, False)
+    sent = laid(program.sent_words(words), None)
+    lane = record.lane
+    tv, ta, ts, tw = (lane(f) for f in ("tx_valid", "tx_acc", "tx_slot", "tx_word"))
+    rv, rs, rc, rw = (lane(f) for f in ("rx_valid", "rx_slot", "rx_comb", "rx_word"))
+    got_tx = np.where(tv != 0, np.where(ta != 0, ACC, ts), NONE)
+    got_rx = np.where(rv != 0, rs, NONE)
+    got_cb = rc != 0
+    for k, p in zip(*np.nonzero((got_tx != exp_tx) | (got_rx != exp_rx) | (got_cb != exp_cb))):
+        e = (f"send {_src(exp_tx[k, p])}, store {_src(exp_rx[k, p])}"
+             f"{', combine' if exp_cb[k, p] else ''}")
+        g = (f"send {_src(got_tx[k, p])}, store {_src(got_rx[k, p])}"
+             f"{', combine' if got_cb[k, p] else ''}")
+        add(Mismatch("trace", int(k), node[p], e, g, note(int(p))))
+    for k, p in zip(*np.nonzero((tv != 0) & (exp_tx != NONE))):
+        w = sent[k, p]
+        if int(tw[k, p]) != w:
+            add(Mismatch("delivery", int(k), node[p], f"sends {w:#x} ({_src(exp_tx[k, p])})",
+                         f"{int(tw[k, p]):#x}", note(int(p))))
+    for k, p in zip(*np.nonzero((exp_rx != NONE) | exp_cb)):
+        q = peer[p]
+        w = sent[k, q]
+        if w is not None and int(rw[k, p]) != w:
+            add(Mismatch("delivery", int(k), node[p], f"receives {w:#x} from p{node[q]}",
+                         f"{int(rw[k, p]):#x}", note(int(p))))
+    for k, p in zip(*np.nonzero(tv != 0)):
+        q = peer[p]
+        if int(rw[k, q]) != int(tw[k, p]):
+            add(Mismatch("delivery", int(k), node[q], f"the word p{node[p]} sends "
+                         f"({int(tw[k, p]):#x})", f"{int(rw[k, q]):#x}", note(int(q))))
+
+    # every node's accumulator in every cycle: the value at the start of program cycle t
+    accs = program.acc_values(words)
+    got_acc = lane("acc")
+    for k in range(T):
+        want = accs[min(max(k - lat - 1, 0), L)]
+        for v in np.flatnonzero([int(got_acc[k, v]) != want[v] for v in range(n)]):
+            add(Mismatch("delivery", k, int(v), f"accumulator {want[v]:#x}",
+                         f"{int(got_acc[k, v]):#x}", "combine"))
+
+    # the stores and accumulators after the run
+    slot_word = program.slot_words(words)
+    for v in range(n):
+        for x in range(program.slots):
+            held = int(record.held[v][x])
+            if held != int(program.final[v, x]):
+                add(Mismatch("delivery", None, v, f"slot {x} "
+                             f"{'held' if program.final[v, x] else 'empty'}",
+                             "held" if held else "empty", "final store"))
+            elif held and int(record.store[v][x]) != slot_word[x]:
+                add(Mismatch("delivery", None, v, f"slot {x} = {slot_word[x]:#x}",
+                             f"{int(record.store[v][x]):#x}", "final store"))
+        if int(record.acc[v]) != accs[L][v]:
+            add(Mismatch("delivery", None, v, f"accumulator {accs[L][v]:#x}",
+                         f"{int(record.acc[v]):#x}", "final accumulator"))
+    out += _complete(program, record, words)
+    out.sort(key=Mismatch.sort_key)
+    return Verdict(config=program, run=record, model=None, mismatches=out)
+
+
+def network_verdict_json(v: Verdict) -> dict:
+    """A network verdict as JSON: ``match``, ``R``, ``S``, ``cycles``, ``latency`` and the rest."""
+    p: NetworkProgram = v.config
+    run: NetworkRun = v.run
+    first = v.first_mismatch
+    return dict(match=v.match, schedule=run.name, algorithm=p.algorithm, n=p.n,
+                topology=p.topology.to_json(), primitive=p.schedule.primitive,
+                model=p.schedule.model, op=p.op, R=p.rounds, S=p.S, cycles=p.cycles,
+                latency=run.latency, busy_cycles=run.busy_cycles, load_cycles=run.load_cycles,
+                word_seed=run.spec.word_seed,
+                first_mismatch=None if first is None else first.to_json(),
+                mismatch_counts=v.counts(), mismatches=[m.to_json() for m in v.mismatches[:100]])
