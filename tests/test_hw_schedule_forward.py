@@ -144,6 +144,19 @@ def test_a_wrong_combine_is_caught_with_the_first_mismatch_named(pick, note, wro
                             for m in verdict.mismatches)
 
 
+def test_a_stored_word_not_combined_at_the_root_is_named_at_its_cycle():
+    # gather: the root stores and combines; a cleared combine bit leaves the store right
+    s = Schedule.from_rounds([[Message(1, (0,), (1,)), Message(3, (2,), (3,))],
+                              [Message(2, (0,), (2, 3))]], topology=topology("complete", n=4),
+                             model="F1", p=None, primitive="gather", root=0)
+    p = compile_schedule(s, depth=8)
+    writes, v, c = _faulty(p, 1, _flip_combine)
+    (r,) = run_programs_amaranth([p], jobs=[dict(job_for("faulty", p, 1), writes=writes)])
+    first = judge_schedule(p, r).first_mismatch
+    assert (first.kind, first.cycle, first.processor) == ("trace", c + 1 + LATENCY, v)
+    assert first.expected.endswith("and combine") and not first.got.endswith("and combine")
+
+
 def test_the_judge_names_a_wrong_accumulator_word_on_the_wire():
     p = compile_schedule(reduce_schedule(topology("hypercube", k=3), 0), depth=8)
     (r,) = run_programs_amaranth([p], seed=6)

@@ -120,8 +120,9 @@ class ScheduleFabric(wiring.Component):
         A simple write port, taken at the rising edge when ``valid`` is high:
         ``kind`` (a :class:`LoadKind`), ``node``, ``addr``, ``data``. HEADER
         and PROGRAM writes (and ACC writes, a node's initial accumulator) are
-        taken only while not busy (ignored while busy); ITEM writes are taken idle or running (streaming: the next
-        gossip's words while the previous one drains). Write the HEADER
+        taken only while not busy (ignored while busy); ITEM writes are
+        taken idle or running (streaming: the next gossip's words while the
+        previous one drains). Write the HEADER
         first (it clears every held bit and accumulator), then ITEM words
         and PROGRAM entries in any order; one write per cycle, no handshake.
         An ITEM write in clock cycle k is seen by sends exchanged in cycle

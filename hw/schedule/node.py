@@ -26,8 +26,9 @@ class ScheduleNode(wiring.Component):
       accumulator) is on ``out_word``; ``select`` picks the entry's source at
       the crossbar; the word on ``in_word`` is written to the entry's receive
       slot (held bit set) and/or added into the accumulator when the entry
-      says combine, at the rising edge ending the cycle. The store's read port is transparent for its write ports, so a
-      word received in exchange cycle t can be sent in exchange cycle t+1.
+      says combine, at the rising edge ending the cycle. The store's read
+      port is transparent for its write ports, so a word received in
+      exchange cycle t can be sent in exchange cycle t+1.
 
     The store has two write ports: the exchange stage's receive, and the item
     write (``item_we``), which is taken at every rising edge, running or not.

@@ -328,7 +328,8 @@ class Program:
                 s, r = int(self.send[c, v]), int(self.source[c, v])
                 x = int(self.recv[c, v])
                 out[v, c] = lay.encode(
-                    send=s != NONE, send_slot=max(s, 0), send_acc=s == ACC, recv=x != NONE,
+                    send=s != NONE, send_slot=max(s, 0), send_acc=s == ACC,
+                    recv=r != NONE and x != NONE,
                     source=max(r, 0), combine=bool(self.combine[c, v]), recv_slot=max(x, 0))
         return out
 
