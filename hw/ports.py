@@ -238,7 +238,7 @@ class ScheduleSize:
     @property
     def entry_bits(self) -> int:
         """Bits of one program entry (``EntryLayout`` of the compiler)."""
-        return 3 + 2 * self.slot_bits + self.node_bits
+        return 4 + 2 * self.slot_bits + self.node_bits
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,8 @@ SCHEDULE_PORTS: tuple[SchedulePortSpec, ...] = (
     SchedulePortSpec("load__valid", IN, _s(lambda z: 1), False,
                      "a load write this cycle (taken at the rising edge; while busy only ITEM)"),
     SchedulePortSpec("load__kind", IN, _s(lambda z: 2), False,
-                     "0 program entry, 1 item word, 2 header (length; clears held bits)"),
+                     "0 program entry, 1 item word, 2 header (length; clears held bits), "
+                     "3 initial accumulator"),
     SchedulePortSpec("load__node", IN, _s(lambda z: z.node_bits), False,
                      "the node written (program entry, item word)"),
     SchedulePortSpec("load__addr", IN, _s(lambda z: max(z.addr_bits, z.slot_bits)), False,
@@ -287,12 +288,16 @@ SCHEDULE_PORTS: tuple[SchedulePortSpec, ...] = (
     SchedulePortSpec("send__valid", OUT, _s(lambda z: 1), True, "the node sends this cycle"),
     SchedulePortSpec("send__slot", OUT, _s(lambda z: z.slot_bits), True, "the slot it sends"),
     SchedulePortSpec("send__word", OUT, _s(lambda z: z.width), True, "the word it sends"),
+    SchedulePortSpec("send__acc", OUT, _s(lambda z: 1), True,
+                     "the word it sends is its accumulator (else the slot's)"),
     SchedulePortSpec("recv__valid", OUT, _s(lambda z: 1), True, "the node receives this cycle"),
     SchedulePortSpec("recv__source", OUT, _s(lambda z: z.node_bits), True,
                      "the node its input selects"),
     SchedulePortSpec("recv__slot", OUT, _s(lambda z: z.slot_bits), True,
                      "the slot it stores the word in"),
     SchedulePortSpec("recv__word", OUT, _s(lambda z: z.width), True, "the word received"),
+    SchedulePortSpec("recv__comb", OUT, _s(lambda z: 1), True,
+                     "the word is added into its accumulator (source valid, maybe not stored)"),
     SchedulePortSpec("item__valid", IN, _s(lambda z: 1), True,
                      "write the node's store this cycle (taken at the edge, idle or running)"),
     SchedulePortSpec("item__slot", IN, _s(lambda z: z.slot_bits), True, "the slot written"),

@@ -8,16 +8,19 @@ compiled :class:`~pipegossip.model.schedules.program.Program` (the verdict's
 per cycle:
 
 * ``trace``: in clock cycle ``t + latency`` every node sends exactly the
-  program's slot (or nothing) and receives from exactly the program's source
-  into the program's slot (or nothing); nothing is sent or received outside
+  program's slot or its accumulator (or nothing) and receives from exactly
+  the program's source into the program's slot and/or its accumulator (or
+  nothing); nothing is sent or received outside
   the program's cycles; and the schedule read back from the trace equals the
   compiled one (:func:`~pipegossip.model.schedules.program.canonical`);
-* ``delivery``: every sent word is its slot's tagged word, every received
-  word the word its source sent; after the run every node's store holds
+* ``delivery``: every sent word is its slot's tagged word (an accumulator
+  sent: the model's sum of its tokens in that cycle), every received word
+  the word its source sent; after the run every node's store holds
   exactly the model's items (held bits) with their words; every item reached
   every node the primitive needs it at (a check independent of the
-  compiler); accumulators equal the model's sums, and the root's equals the
-  primitive's reduction (every other node's items, wrapping sum);
+  compiler); accumulators equal the model's sums, and the root's (every
+  node's, allreduce) equals the primitive's reduction (gather, polling:
+  every other node's items; reduce, allreduce: every token; wrapping sum);
 * ``busy``/``done``/``cycle``: busy in cycles 1..L+latency, ``done`` after
   them, ``cycle`` = t in exchange cycles and 0 otherwise, ``length`` = L;
 * ``timeout``/``record``: the run ended and the producer saw no x/z.
@@ -41,7 +44,7 @@ import numpy as np
 
 from ..hw.schedule.load import slot_words
 from ..model.errors import FormatError
-from ..model.schedules.program import NONE, Program, canonical
+from ..model.schedules.program import ACC, NONE, WHOLE_ACC, Program, canonical
 from ..model.schedules.stream import StreamProgram
 from .record import ScheduleRun
 from .verdict import Mismatch, Verdict
@@ -83,6 +86,8 @@ def _needs(program: Program) -> tuple[np.ndarray, np.ndarray]:
     """(nodes, slots) every one of which must be held at the end, by the primitive alone."""
     s, n, h = program.schedule, program.n, program.items
     items = np.arange(n * h)
+    if s.primitive in WHOLE_ACC:  # nothing is stored: the accumulators say it all
+        return np.arange(0), items[:0]
     if s.primitive == "gossip":
         return np.arange(n), items
     if s.primitive == "broadcast":
@@ -126,30 +131,40 @@ def judge_schedule(program: Program | StreamProgram, record: ScheduleRun,
     exp_send = np.full((T, n), NONE, dtype=np.int64)
     exp_src = np.full((T, n), NONE, dtype=np.int64)
     exp_recv = np.full((T, n), NONE, dtype=np.int64)
+    exp_comb = np.zeros((T, n), dtype=bool)
     lo, hi = lat + 1, min(T, L + lat + 1)
     if hi > lo:
         exp_send[lo:hi] = program.send[:hi - lo]
         exp_src[lo:hi] = program.source[:hi - lo]
         exp_recv[lo:hi] = program.recv[:hi - lo]
-    sv, ss, sw = (record.lane(f) for f in ("send_valid", "send_slot", "send_word"))
-    rv, rs, rslot, rw = (record.lane(f) for f in ("recv_valid", "recv_source", "recv_slot",
-                                                  "recv_word"))
-    got_send = np.where(sv != 0, ss, NONE)
-    got_src = np.where(rv != 0, rs, NONE)
+        exp_comb[lo:hi] = program.combine[:hi - lo]
+    sv, ss, sw, sa = (record.lane(f) for f in ("send_valid", "send_slot", "send_word",
+                                               "send_acc"))
+    rv, rs, rslot, rw, rc = (record.lane(f) for f in ("recv_valid", "recv_source", "recv_slot",
+                                                      "recv_word", "recv_comb"))
+    got_send = np.where(sv != 0, np.where(sa != 0, ACC, ss), NONE)
+    got_src = np.where((rv != 0) | (rc != 0), rs, NONE)
     got_recv = np.where(rv != 0, rslot, NONE)
+    got_comb = rc != 0
     for k, v in zip(*np.nonzero((got_send != exp_send) | (got_src != exp_src)
-                                | (got_recv != exp_recv))):
+                                | (got_recv != exp_recv) | (got_comb != exp_comb))):
         add(Mismatch("trace", int(k), int(v),
-                     _slot(exp_send[k, v], exp_src[k, v], exp_recv[k, v]),
-                     _slot(got_send[k, v], got_src[k, v], got_recv[k, v])))
+                     _slot(exp_send[k, v], exp_src[k, v], exp_recv[k, v], exp_comb[k, v]),
+                     _slot(got_send[k, v], got_src[k, v], got_recv[k, v], got_comb[k, v])))
+    accs = program.acc_values(words)
     for k, v in zip(*np.nonzero(sv != 0)):
         x = int(ss[k, v])
         if stream is not None:
             continue  # a slot's word changes over time: _stream_checks
-        if x < len(words) and int(sw[k, v]) != words[x]:
+        if sa[k, v]:
+            c = int(k) - lo
+            if 0 <= c < L and int(sw[k, v]) != accs[c][v]:
+                add(Mismatch("delivery", int(k), int(v), f"sends accumulator {accs[c][v]:#x}",
+                             f"{int(sw[k, v]):#x}", "combine"))
+        elif x < len(words) and int(sw[k, v]) != words[x]:
             add(Mismatch("delivery", int(k), int(v), f"sends word {words[x]:#x} of slot {x}",
                          f"{int(sw[k, v]):#x}"))
-    for k, v in zip(*np.nonzero(rv != 0)):
+    for k, v in zip(*np.nonzero((rv != 0) | (rc != 0))):
         u = int(rs[k, v])
         if u < n and sv[k, u] and int(rw[k, v]) != int(sw[k, u]):
             add(Mismatch("delivery", int(k), int(v), f"the word p{u} sends ({int(sw[k, u]):#x})",
@@ -199,15 +214,16 @@ def judge_schedule(program: Program | StreamProgram, record: ScheduleRun,
             if lack:
                 add(Mismatch("delivery", None, int(v), "every item", f"lacks items {lack[:8]}",
                              f"incomplete {program.schedule.primitive}"))
-    acc = program.expected_accumulators(words)
+    acc = accs[-1]
     for v in range(n):
         if int(record.acc[v]) != acc[v]:
             add(Mismatch("delivery", None, v, f"accumulator {acc[v]:#x}",
                          f"{int(record.acc[v]):#x}", "combine"))
     red = program.reduction(words)
-    if red is not None and int(record.acc[program.schedule.root]) != red:
-        add(Mismatch("delivery", None, program.schedule.root, f"reduction {red:#x}",
-                     f"{int(record.acc[program.schedule.root]):#x}", "combined result"))
+    for v in (program.reduction_nodes() if red is not None else []):
+        if int(record.acc[v]) != red:
+            add(Mismatch("delivery", None, v, f"reduction {red:#x}",
+                         f"{int(record.acc[v]):#x}", "combined result"))
     out.sort(key=Mismatch.sort_key)
     return Verdict(config=verdict_config, run=record, model=None, mismatches=out)
 
@@ -336,9 +352,14 @@ def port_figures(program: Program | StreamProgram, record: ScheduleRun) -> dict:
                 per_1000_run=round(1000 * G / busy, 1) if busy else None)
 
 
-def _slot(send: int, src: int, recv: int) -> str:
-    s = "-" if send == NONE else f"send {send}"
-    r = "-" if src == NONE else f"recv {recv} from p{src}"
+def _slot(send: int, src: int, recv: int, comb: bool = False) -> str:
+    s = "-" if send == NONE else ("send acc" if send == ACC else f"send {send}")
+    if src == NONE:
+        r = "-"
+    elif recv == NONE:
+        r = f"combine from p{src}" if comb else f"select p{src}"
+    else:
+        r = f"recv {recv} from p{src}" + (" and combine" if comb else "")
     return f"{s}, {r}"
 
 

@@ -102,8 +102,8 @@ def test_refusals_name_the_limit():
 
 def test_entry_layout_round_trips():
     lay = EntryLayout(8, 8)
-    assert lay.width == 3 + 2 * 3 + 3
-    fields = dict(send=1, send_slot=5, recv=1, source=7, combine=0, recv_slot=2)
+    assert lay.width == 4 + 2 * 3 + 3
+    fields = dict(send=1, send_slot=5, recv=1, source=7, combine=0, recv_slot=2, send_acc=1)
     assert lay.decode(lay.encode(**fields)) == fields
     with pytest.raises(ValueError):
         lay.encode(source=8)

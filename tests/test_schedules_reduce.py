@@ -88,7 +88,8 @@ def test_root_rules_and_file_round_trip():
     assert dumps(loads(dumps(r))) == dumps(r) and check(loads(dumps(r))).R == 2
 
 
-def test_crossbar_compiler_refuses_combined_words():
-    from pipegossip.model.schedules.program import ProgramError, compile_schedule
-    with pytest.raises(ProgramError, match="does not run allreduce"):
-        compile_schedule(S(RD), width=8)
+def test_crossbar_compiler_forwards_whole_accumulators_only():
+    from pipegossip.model.schedules.program import ACC, compile_schedule
+    # (a partial send is refused: tests/test_hw_schedule_forward.py)
+    p = compile_schedule(S(RD), width=8)
+    assert p.cycles == 2 and (p.send == ACC).all() and p.combine.all()

@@ -63,3 +63,27 @@ def test_large_n_on_one_build(n, depth):
     named = schedules(n, random_runs=1)
     report = cosim_schedules(named, depth=depth, seed=n)
     _check(report, len(named))
+
+
+def test_cli_runs_allreduce_and_reduce_files_forwarding_accumulators(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from pipegossip.model.algorithms.reduce import allreduce_schedule, reduce_schedule
+    from pipegossip.model.schedules import save
+    from pipegossip.model.schedules.topologies import topology
+
+    _verilator()
+    q2 = topology("hypercube", k=2)
+    files = [tmp_path / "allreduce.json", tmp_path / "reduce.json"]
+    save(allreduce_schedule(q2), files[0])
+    save(reduce_schedule(q2, 1), files[1])
+    proc = subprocess.run([sys.executable, "-m", "pipegossip", "cosim", "--schedule",
+                           *map(str, files), "--format", "json", "--quiet"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["builds"] == 1
+    assert [(r["primitive"], r["match"], r["R"], r["cycles"]) for r in out["results"]] == \
+        [("allreduce", True, 2, 2), ("reduce", True, 2, 2)]

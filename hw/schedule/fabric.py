@@ -32,8 +32,7 @@ class LoadKind(enum.IntEnum):
     ITEM = 1
     #: ``data`` is the program length; every held bit and accumulator is cleared.
     HEADER = 2
-    #: ``data`` is node ``node``'s initial accumulator (the network fabric; the schedule
-    #: fabric ignores it).
+    #: ``data`` is node ``node``'s initial accumulator (a program that forwards accumulators).
     ACC = 3
 
 
@@ -120,9 +119,10 @@ class ScheduleFabric(wiring.Component):
     load : Out(Signature) of In members
         A simple write port, taken at the rising edge when ``valid`` is high:
         ``kind`` (a :class:`LoadKind`), ``node``, ``addr``, ``data``. HEADER
-        and PROGRAM writes are taken only while not busy (ignored while
-        busy); ITEM writes are taken idle or running (streaming: the next
-        gossip's words while the previous one drains). Write the HEADER
+        and PROGRAM writes (and ACC writes, a node's initial accumulator) are
+        taken only while not busy (ignored while busy); ITEM writes are
+        taken idle or running (streaming: the next gossip's words while the
+        previous one drains). Write the HEADER
         first (it clears every held bit and accumulator), then ITEM words
         and PROGRAM entries in any order; one write per cycle, no handshake.
         An ITEM write in clock cycle k is seen by sends exchanged in cycle
@@ -133,10 +133,12 @@ class ScheduleFabric(wiring.Component):
         (the slot of that node) and ``acc`` (that node's accumulator) out,
         latency 1 cycle.
     send : Out(Signature).array(n)
-        Per node, in exchange cycles: ``valid`` (it sends), ``slot``, ``word``.
+        Per node, in exchange cycles: ``valid`` (it sends), ``slot``, ``word``,
+        ``acc`` (the word is its accumulator, not the slot's).
     recv : Out(Signature).array(n)
-        Per node, in exchange cycles: ``valid`` (it receives), ``source``,
-        ``slot`` (where the word is stored) and ``word``.
+        Per node, in exchange cycles: ``valid`` (it stores a word), ``source``,
+        ``slot`` (where the word is stored), ``word``, ``comb`` (the word is
+        added into its accumulator; ``source`` is valid when either is set).
     item : Out(Signature).array(n) of In members
         Per node, a store write of its own: ``valid``, ``slot``, ``word``,
         taken at the rising edge, idle or running, with the timing and the
@@ -189,6 +191,8 @@ class ScheduleFabric(wiring.Component):
                 node.item_we.eq(self.item[i].valid | (item_any & node_sel[i])),
                 node.item_slot.eq(Mux(self.item[i].valid, self.item[i].slot, ld.addr)),
                 node.item_data.eq(Mux(self.item[i].valid, self.item[i].word, ld.data)),
+                node.acc_we.eq(mine & kind[LoadKind.ACC]),
+                node.acc_data.eq(ld.data[:z.width]),
                 node.rd_slot.eq(self.read.slot),
                 xbar.inputs[i].eq(node.out_word),
                 xbar.select[i].eq(node.select),
@@ -196,10 +200,12 @@ class ScheduleFabric(wiring.Component):
                 self.send[i].valid.eq(node.send_valid),
                 self.send[i].slot.eq(node.send_slot),
                 self.send[i].word.eq(node.out_word),
+                self.send[i].acc.eq(node.send_acc),
                 self.recv[i].valid.eq(node.recv_valid),
                 self.recv[i].source.eq(node.recv_source),
                 self.recv[i].slot.eq(node.recv_slot),
                 self.recv[i].word.eq(xbar.outputs[i]),
+                self.recv[i].comb.eq(node.recv_comb),
             ]
         return m
 

@@ -50,11 +50,14 @@ def load_writes(program, seed: int = 0, words: list[int] | None = None,
     ``program`` is a :class:`Program` or a network program (anything with
     ``n``, ``slots``, ``cycles``, ``initial`` held bits and ``entries()``
     indexed ``[node][cycle]``). ``words`` (default :func:`slot_words`) are
-    the slot words; ``accs``, when given, every node's initial accumulator
-    (an ACC write for each node whose entry is not None).
+    the slot words; ``accs`` every node's initial accumulator (an ACC write
+    for each node whose entry is not None; default, for a :class:`Program`,
+    its :meth:`~Program.initial_accs`: the own token of a forwarding program).
     One write per clock cycle; ``len(result)`` cycles in all.
     """
     words = slot_words(program, seed) if words is None else words
+    if accs is None and isinstance(program, Program):
+        accs = program.initial_accs(words)
     out: list[Write] = [(int(LoadKind.HEADER), 0, 0, program.cycles)]
     for v in range(program.n):
         out += [(int(LoadKind.ITEM), v, x, words[x])

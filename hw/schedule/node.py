@@ -22,12 +22,13 @@ class ScheduleNode(wiring.Component):
     * **fetch** (cycle f): ``fetch_en`` high, ``fetch_addr`` = entry address;
     * **read** (f+1): the entry is out of the program memory; its send slot
       addresses the store;
-    * **exchange** (f+2): the slot's word is on ``out_word``; ``select``
-      picks the entry's source at the crossbar; the word on ``in_word`` is
-      written to the entry's receive slot (held bit set, and added into the
-      accumulator when the entry says combine) at the rising edge ending the
-      cycle. The store's read port is transparent for its write ports, so a
-      word received in exchange cycle t can be sent in exchange cycle t+1.
+    * **exchange** (f+2): the slot's word (or, with ``send_acc``, the
+      accumulator) is on ``out_word``; ``select`` picks the entry's source at
+      the crossbar; the word on ``in_word`` is written to the entry's receive
+      slot (held bit set) and/or added into the accumulator when the entry
+      says combine, at the rising edge ending the cycle. The store's read
+      port is transparent for its write ports, so a word received in
+      exchange cycle t can be sent in exchange cycle t+1.
 
     The store has two write ports: the exchange stage's receive, and the item
     write (``item_we``), which is taken at every rising edge, running or not.
@@ -61,6 +62,9 @@ class ScheduleNode(wiring.Component):
         Store write with held bit set, taken at the edge, idle or running
         (latency 1 to a read of it; dropped when the exchange stage receives
         into the same slot at the same edge).
+    acc_we, acc_data : In
+        Accumulator write (the initial token of a forwarding program), taken
+        at the edge; ``clear`` wins. Driven by the fabric while idle only.
     rd_slot : In(SW)
         Read-back slot while idle; ``rd_word`` and ``rd_held`` follow one cycle later.
     in_word : In(width)
@@ -73,8 +77,11 @@ class ScheduleNode(wiring.Component):
         Read-back, latency 1.
     acc : Out(width)
         The accumulator (registered).
-    send_valid, send_slot, recv_valid, recv_source, recv_slot : Out
-        The exchange stage's trace (latency 0 within the exchange cycle).
+    send_valid, send_slot, send_acc, recv_valid, recv_source, recv_slot, recv_comb : Out
+        The exchange stage's trace (latency 0 within the exchange cycle):
+        ``send_acc`` the word sent is the accumulator, ``recv_valid`` the
+        input is stored, ``recv_comb`` it is combined (``recv_source`` is
+        the source when either is set).
     """
 
     def __init__(self, n: int, width: int, depth: int, slots: int):
@@ -90,11 +97,13 @@ class ScheduleNode(wiring.Component):
             "fetch_en": In(1), "fetch_addr": In(aw), "clear": In(1),
             "prog_we": In(1), "prog_addr": In(aw), "prog_data": In(self.layout.width),
             "item_we": In(1), "item_slot": In(sw), "item_data": In(width),
+            "acc_we": In(1), "acc_data": In(width),
             "rd_slot": In(sw), "in_word": In(width),
             "select": Out(n), "out_word": Out(width),
             "rd_word": Out(width), "rd_held": Out(1), "acc": Out(width),
-            "send_valid": Out(1), "send_slot": Out(sw),
+            "send_valid": Out(1), "send_slot": Out(sw), "send_acc": Out(1),
             "recv_valid": Out(1), "recv_source": Out(pw), "recv_slot": Out(sw),
+            "recv_comb": Out(1),
         })
 
     def _field(self, entry: Signal, name: str):
@@ -127,6 +136,7 @@ class ScheduleNode(wiring.Component):
 
         # exchange stage registers
         x_send = Signal()
+        x_sacc = Signal()
         x_recv = Signal()
         x_comb = Signal()
         x_slot = Signal(sw)
@@ -134,26 +144,32 @@ class ScheduleNode(wiring.Component):
         x_src = Signal(pw)
         onehot = Signal(n)
         recv = r_valid & self._field(entry, "recv")
+        comb = r_valid & self._field(entry, "combine")
         source = self._field(entry, "source")
         m.d.sync += [
             x_send.eq(r_valid & self._field(entry, "send")),
+            x_sacc.eq(r_valid & self._field(entry, "send") & self._field(entry, "send_acc")),
             x_recv.eq(recv),
-            x_comb.eq(recv & self._field(entry, "combine")),
+            # a combined accumulator word is selected but not stored
+            x_comb.eq(comb),
             x_slot.eq(self._field(entry, "send_slot")),
             x_rslot.eq(self._field(entry, "recv_slot")),
             x_src.eq(source),
             # decoded here, a cycle early, so the crossbar sees flip-flops
-            onehot.eq(Mux(recv, one_hot(m, source, n), 0)),
+            onehot.eq(Mux(recv | comb, one_hot(m, source, n), 0)),
         ]
+        acc = Signal(self._width)
         m.d.comb += [
             self.select.eq(onehot),
-            self.out_word.eq(srd.data),
+            self.out_word.eq(Mux(x_sacc, acc, srd.data)),
             self.rd_word.eq(srd.data),
             self.send_valid.eq(x_send),
             self.send_slot.eq(x_slot),
+            self.send_acc.eq(x_sacc),
             self.recv_valid.eq(x_recv),
             self.recv_source.eq(x_src),
             self.recv_slot.eq(x_rslot),
+            self.recv_comb.eq(x_comb),
         ]
 
         # Two store write ports: receptions, and item writes at any time.
@@ -165,7 +181,6 @@ class ScheduleNode(wiring.Component):
             lwr.data.eq(self.item_data),
         ]
         held = Signal(slots)
-        acc = Signal(self._width)
         rd_held = Signal()
         m.d.comb += [self.acc.eq(acc), self.rd_held.eq(rd_held)]
         m.d.sync += rd_held.eq(select_by(m, self.rd_slot, [held[k] for k in range(slots)], 1))
@@ -176,6 +191,8 @@ class ScheduleNode(wiring.Component):
         with m.If(self.clear):
             # the header clears; an item write at the same edge still lands
             m.d.sync += [held.eq(got_l), acc.eq(0)]
+        with m.Elif(self.acc_we):
+            m.d.sync += [held.eq(held | got_r | got_l), acc.eq(self.acc_data)]
         with m.Else():
             m.d.sync += held.eq(held | got_r | got_l)
             with m.If(x_comb):

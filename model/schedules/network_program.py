@@ -55,7 +55,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ir import COMBINING, Q_ID, Schedule
+from .accsets import ACC, check_complete, combine_words, message_words, step_sets
+from .ir import COMBINING, Schedule
 from .program import NONE, FieldLayout, ProgramError, bits_for, question_word
 from .topologies import Topology
 from .validate import check, items_per_node
@@ -65,18 +66,10 @@ __all__ = ["OPS", "ACC", "combine_words", "NetworkLayout", "NetworkProgram", "li
 
 #: Accumulator operations a network fabric may be built with.
 OPS = ("sum", "xor")
-#: ``tx`` value: the port sends the node's accumulator.
-ACC = -2
 #: The store slot of polling's question word.
 QUESTION_SLOT = 0
-
-
-def combine_words(op: str, words, width: int) -> int:
-    """The combination of ``words`` under ``op`` (identity 0), as ``width`` bits."""
-    out = 0
-    for w in words:
-        out = (out + int(w)) if op == "sum" else (out ^ int(w))
-    return out & ((1 << width) - 1)
+#: How the refusals name this fabric.
+FABRIC = "the network fabric"
 
 
 def links_of(topology: Topology) -> list[list[int]]:
@@ -272,30 +265,6 @@ class NetworkProgram:
         return out
 
 
-def _message_words(s: Schedule, items: tuple, u: int, dsts: tuple, acc: list[set],
-                   r: int) -> list:
-    """The words of one message: store slots, or :data:`ACC` (combining primitives)."""
-    if s.primitive not in COMBINING:
-        return [int(i) for i in items]
-    tokens = {int(i) for i in items if i != "q" and i != Q_ID}
-    if s.primitive == "polling":
-        if not tokens:
-            return [QUESTION_SLOT]
-        if not acc[u] <= tokens:
-            raise ProgramError(f"round {r}: node {u}'s accumulator holds responses "
-                               f"{sorted(acc[u] - tokens)} its message does not list; the "
-                               f"network fabric sends the whole accumulator")
-        if acc[u] and len(dsts) > 1:
-            raise ProgramError(f"round {r}: node {u} sends its responses to {len(dsts)} nodes; "
-                               f"a drained accumulator reaches one receiver")
-        return [ACC]
-    if tokens != acc[u]:
-        raise ProgramError(f"round {r}: node {u} sends tokens {sorted(tokens)} but its "
-                           f"accumulator holds {sorted(acc[u])}: the network fabric sends only "
-                           f"the whole accumulator, never a part of it")
-    return [ACC]
-
-
 def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = "sum",
                     width: int = 8, depth: int | None = None,
                     slots: int | None = None) -> NetworkProgram:
@@ -365,7 +334,7 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
                 if d not in port_of[m.src]:
                     raise ProgramError(f"round {r}: message {m.src} -> {d} uses a non-edge of "
                                        f"the fabric's topology {topo.name}")
-            words = _message_words(s, m.items, m.src, m.dst, acc, r)
+            words = message_words(s, m.items, m.src, m.dst, acc, r, QUESTION_SLOT, FABRIC)
             for k, x in enumerate(words):
                 while len(cyc) <= k:
                     cyc.append((np.full(P, NONE), np.full(P, NONE), np.zeros(P, bool),
@@ -391,16 +360,12 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
             cyc.append((np.full(P, NONE), np.full(P, NONE), np.zeros(P, bool),
                         np.zeros(n, bool)))
         for k, (tx, rx, cb, dr) in enumerate(cyc):
-            new = [set() if dr[u] else set(acc[u]) for u in range(n)]
+            got = []
             for p in np.flatnonzero(cb):
                 d = int(np.searchsorted(offsets, p, side="right")) - 1
                 w = links[d][p - offsets[d]]
-                got = acc[w] if tx[port_of[w][d]] == ACC else {int(tx[port_of[w][d]])}
-                if got & new[d]:
-                    raise ProgramError(f"round {r}: node {d} would count "
-                                       f"{sorted(got & new[d])} twice in its accumulator")
-                new[d] |= got
-            acc = new
+                got.append((d, acc[w] if tx[port_of[w][d]] == ACC else {int(tx[port_of[w][d]])}))
+            acc = step_sets(acc, dr, got, r)
             acc_sets.append([frozenset(a) for a in acc])
             tx_rows.append(tx)
             rx_rows.append(rx)
@@ -415,14 +380,7 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
         raise ProgramError(f"the schedule needs {cycles} cycles (R={v.R} rounds, S={v.S}) but "
                            f"the program memory holds depth={depth} entries: build with "
                            f"--depth {cycles} or more")
-    everyone = frozenset(range(n))
-    want = {"polling": [s.root], "reduce": [s.root], "allreduce": list(range(n))}
-    for u in want.get(s.primitive, []):
-        if acc[u] != everyone:
-            raise ProgramError(f"node {u}'s accumulator would end without "
-                               f"{sorted(everyone - acc[u])[:8]}: the schedule does not combine "
-                               f"every {'response' if s.primitive == 'polling' else 'token'} "
-                               f"on the network fabric")
+    check_complete(s, acc, FABRIC)
 
     def arr(rows, shape, dtype):
         return np.array(rows, dtype=dtype).reshape(shape)

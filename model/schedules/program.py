@@ -28,9 +28,19 @@ Compiler rules
   each response is stored and also added into the root's accumulator
   (wrapping addition modulo ``2**width``: associative and commutative, so
   the result does not depend on the arrival order).
+* ``reduce``/``allreduce`` *forward accumulators*: every node's
+  accumulator starts with its own token (item ``v``, loaded by an ACC
+  write); a message is one word, the sender's whole accumulator (a message
+  that sends a part of it is refused with the network fabric's words,
+  :func:`~.accsets.message_words`), and its receivers combine it without
+  storing it. The word is placed like any other; a sender's accumulator is
+  checked in the cycle it is sent, so a round serialised over several
+  cycles never sends what the node combined earlier in the same round.
 * Refused (:class:`ProgramError`): a schedule the validator rejects, more
-  cycles than ``depth``, more items than ``slots``, ``ports != 1``, and
-  ``reduce``/``allreduce`` schedules (their messages are combined words).
+  cycles than ``depth``, more items than ``slots``, ``ports != 1``, a
+  combined message that is not its sender's whole accumulator, a token
+  counted twice, and a reduce/allreduce whose accumulators would not end
+  complete.
 
 Node ``v`` starts holding its items ``v, v+n, ...`` (polling: the root also
 holds ``"q"``; other nodes' responses are loaded at the start too, since the
@@ -44,19 +54,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ConfigError
+from .accsets import ACC, ProgramError, check_complete, combine_words, message_words, step_sets
 from .ir import Q_ID, Message, Schedule
 from .validate import check, items_per_node
 
 __all__ = ["ProgramError", "FieldLayout", "EntryLayout", "bits_for", "Program", "compile_schedule", "cycles_for",
-           "canonical", "question_word", "NONE"]
+           "canonical", "question_word", "NONE", "ACC", "WHOLE_ACC"]
 
 #: "no item / no source" in the program arrays.
 NONE = -1
-
-
-class ProgramError(ConfigError):
-    """A schedule the schedule fabric cannot run as asked (depth, slots, ports)."""
+#: Primitives whose every message is its sender's whole accumulator, one word.
+WHOLE_ACC = ("reduce", "allreduce")
+#: How the refusals name this fabric.
+FABRIC = "the schedule fabric"
 
 
 def question_word(width: int) -> int:
@@ -125,8 +135,11 @@ class EntryLayout(FieldLayout):
     send_slot  SW           store slot sent
     recv       1            take the input from ``source`` and store it
     source     PW           the node whose output the input selects
-    combine    1            also add the input word into the accumulator
+    combine    1            add the input from ``source`` into the
+                            accumulator (with or without ``recv``)
     recv_slot  SW           store slot written
+    send_acc   1            with ``send``: the output is the accumulator,
+                            not ``send_slot``'s word
     ========== ============ ===============================================
 
     ``SW = ceil(log2 slots)``, ``PW = ceil(log2 n)`` (each at least 1).
@@ -147,7 +160,7 @@ class EntryLayout(FieldLayout):
     def fields(self) -> tuple[tuple[str, int], ...]:
         sw, pw = self.slot_bits, self.node_bits
         return (("send", 1), ("send_slot", sw), ("recv", 1), ("source", pw), ("combine", 1),
-                ("recv_slot", sw))
+                ("recv_slot", sw), ("send_acc", 1))
 
 
 def canonical(s: Schedule) -> list[list[tuple]]:
@@ -159,8 +172,10 @@ def canonical(s: Schedule) -> list[list[tuple]]:
     v = check(s)
     out = []
     for r in range(1, v.R + 1):
-        msgs = [(m.src, tuple(sorted(m.dst)), tuple(m.items)) for m in s.round_messages(r)
-                if m.items]
+        # a combined message's items are a set of tokens: their order says nothing
+        msgs = [(m.src, tuple(sorted(m.dst)),
+                 tuple(sorted(m.items) if s.primitive in WHOLE_ACC else m.items))
+                for m in s.round_messages(r) if m.items]
         out.append(sorted(msgs, key=repr))
     return out
 
@@ -178,13 +193,14 @@ class Program:
     width, depth, slots : int
         The fabric's word width, program depth and store size it was compiled for.
     send : numpy.ndarray
-        Slot each node puts on its output, or :data:`NONE`.
+        Slot each node puts on its output, :data:`ACC` (its accumulator) or :data:`NONE`.
     source : numpy.ndarray
         Node whose output each node's input takes, or :data:`NONE`.
     recv : numpy.ndarray
-        Slot each node stores its input in, or :data:`NONE` (set iff ``source`` is).
+        Slot each node stores its input in, or :data:`NONE` (set when ``source``
+        is, except for a combined accumulator word, which is not stored).
     combine : numpy.ndarray
-        bool: the input is also added into the node's accumulator.
+        bool: the input is added into the node's accumulator.
     round_of : numpy.ndarray
         ``(cycles,)``: the schedule round (1-based) each cycle belongs to.
     initial, final : numpy.ndarray
@@ -193,6 +209,9 @@ class Program:
         ``R`` of the schedule.
     dropped : int
         Messages without items, not executed.
+    acc_sets : list of list of frozenset
+        ``acc_sets[c][v]``: the tokens (item ids) in node ``v``'s accumulator
+        at the start of cycle ``c`` (``c = cycles``: at the end).
     """
 
     schedule: Schedule
@@ -209,6 +228,7 @@ class Program:
     rounds: int
     dropped: int = 0
     notes: list[str] = field(default_factory=list)
+    acc_sets: list[list[frozenset]] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -263,25 +283,41 @@ class Program:
         return [[words[x] if self.final[v, x] else None for x in range(self.slots)]
                 for v in range(self.n)]
 
+    def acc_values(self, words: list[int]) -> list[list[int]]:
+        """``(cycles + 1) x n`` accumulators: the wrapping sum of their tokens' words."""
+        return [[combine_words("sum", (words[i] for i in sorted(a)), self.width) for a in row]
+                for row in self.acc_sets]
+
     def expected_accumulators(self, words: list[int]) -> list[int]:
         """Each node's accumulator at the end: the wrapping sum of the words it combined."""
-        mask = (1 << self.width) - 1
-        acc = [0] * self.n
-        for c, v in zip(*np.nonzero(self.combine)):
-            acc[v] = (acc[v] + words[self.recv[c, v]]) & mask
-        return acc
+        return self.acc_values(words)[-1]
+
+    def initial_accs(self, words: list[int]) -> list[int] | None:
+        """Every node's initial accumulator (its own token's word) when forwarding; else None."""
+        if self.schedule.primitive not in WHOLE_ACC:
+            return None
+        return self.acc_values(words)[0]
 
     def reduction(self, words: list[int]) -> int | None:
-        """The root's reduction (gather, polling with combining): every other node's items summed.
+        """The reduction :meth:`reduction_nodes` must end with, by the primitive.
 
-        Computed from the primitive's definition, not from the program, so
-        it also checks the compiler: None when nothing is combined.
+        Gather and polling with combining: every other node's items summed;
+        reduce, allreduce: every token. Computed from the primitive's
+        definition, not from the program, so it also checks the compiler:
+        None when nothing is combined.
         """
-        if self.schedule.primitive not in ("gather", "polling") or not self.combine.any():
+        s, mask = self.schedule, (1 << self.width) - 1
+        if s.primitive in WHOLE_ACC:
+            return sum(words[i] for i in range(self.n * self.items)) & mask
+        if s.primitive not in ("gather", "polling") or not self.combine.any():
             return None
-        root = self.schedule.root
-        total = sum(words[i] for i in range(self.n * self.items) if i % self.n != root)
-        return total & ((1 << self.width) - 1)
+        total = sum(words[i] for i in range(self.n * self.items) if i % self.n != s.root)
+        return total & mask
+
+    def reduction_nodes(self) -> list[int]:
+        """The nodes whose accumulators end with :meth:`reduction`: every node for allreduce."""
+        s = self.schedule
+        return list(range(self.n)) if s.primitive == "allreduce" else [s.root]
 
     def entries(self) -> np.ndarray:
         """``(n, cycles)`` encoded program-memory entries (:class:`EntryLayout`)."""
@@ -290,14 +326,18 @@ class Program:
         for c in range(self.cycles):
             for v in range(self.n):
                 s, r = int(self.send[c, v]), int(self.source[c, v])
+                x = int(self.recv[c, v])
                 out[v, c] = lay.encode(
-                    send=s != NONE, send_slot=max(s, 0), recv=r != NONE, source=max(r, 0),
-                    combine=bool(self.combine[c, v]), recv_slot=max(int(self.recv[c, v]), 0))
+                    send=s != NONE, send_slot=max(s, 0), send_acc=s == ACC,
+                    recv=r != NONE and x != NONE,
+                    source=max(r, 0), combine=bool(self.combine[c, v]), recv_slot=max(x, 0))
         return out
 
     # ------------------------------------------------------------ read-back
-    def _item(self, slot: int) -> int | str:
-        return "q" if slot == self.question_slot() else int(slot)
+    def _items(self, c: int, u: int, slot: int) -> list:
+        if slot == ACC:  # the tokens the sender's accumulator holds in that cycle
+            return sorted(self.acc_sets[c][u]) if c < len(self.acc_sets) else []
+        return ["q" if slot == self.question_slot() else int(slot)]
 
     def read_back(self, send: np.ndarray, source: np.ndarray, recv: np.ndarray) -> Schedule:
         """The schedule a trace shows: ``(cycles, n)`` arrays as in :attr:`send` etc.
@@ -316,7 +356,7 @@ class Program:
                         continue
                     dsts = tuple(int(v) for v in np.flatnonzero(source[c] == u))
                     key = (u, dsts)
-                    msgs.setdefault(key, []).append(self._item(int(send[c, u])))
+                    msgs.setdefault(key, []).extend(self._items(int(c), u, int(send[c, u])))
             rounds.append([Message(u, d, tuple(items)) for (u, d), items in msgs.items()])
         s = self.schedule
         return Schedule.from_rounds(rounds, topology=s.topology, model=s.model, p=s.p,
@@ -330,7 +370,10 @@ def cycles_for(s: Schedule, ports: int = 1) -> int:
 
 
 def _place(s: Schedule, ports: int):
-    """First-fit placement: (per word (cycle, src, dsts, item), round of each cycle)."""
+    """First-fit placement: (per word (cycle, src, dsts, item, message), round of each cycle).
+
+    A reduce/allreduce message is one word, :data:`ACC`, whatever it lists.
+    """
     v = check(s)
     words, round_of, base = [], [], 0
     for r in range(1, v.R + 1):
@@ -339,7 +382,7 @@ def _place(s: Schedule, ports: int):
         last = 0
         for m in s.round_messages(r):
             prev = -1
-            for item in m.items:
+            for item in ([ACC] if s.primitive in WHOLE_ACC and m.items else m.items):
                 c = prev + 1
                 while True:
                     while len(sends) <= c:
@@ -352,7 +395,7 @@ def _place(s: Schedule, ports: int):
                 sends[c][m.src] = sends[c].get(m.src, 0) + 1
                 for d in m.dst:
                     recvs[c][d] = recvs[c].get(d, 0) + 1
-                words.append((base + c, m.src, m.dst, Q_ID if item == "q" else item))
+                words.append((base + c, m.src, m.dst, Q_ID if item == "q" else item, m))
                 prev = c
                 last = max(last, c + 1)
         length = max(last, 1)  # an empty round inside the schedule keeps one idle cycle
@@ -391,11 +434,6 @@ def compile_schedule(s: Schedule, *, width: int = 8, depth: int | None = None,
                            f"(cycles_for() counts other port numbers)")
     if isinstance(width, bool) or not isinstance(width, int) or width < 1:
         raise ProgramError(f"width must be a positive integer, not {width!r}")
-    if s.primitive in ("reduce", "allreduce"):
-        # the crossbar stores items, one word each; a combined set of tokens
-        # is one accumulator word it has no way to send
-        raise ProgramError(f"the schedule fabric does not run {s.primitive} schedules (one "
-                           "combined word per message needs the network fabric's accumulators)")
     n, h = s.n, items_per_node(s)
     polling = s.primitive == "polling"
     need_slots = n * h + (1 if polling else 0)
@@ -423,7 +461,13 @@ def compile_schedule(s: Schedule, *, width: int = 8, depth: int | None = None,
     if polling:
         initial[s.root, qslot] = True
     held = initial.copy()
-    for c, u, dsts, item in words:  # in cycle order within each round
+    sent = {}  # (cycle, node) -> the message whose accumulator it sends
+    for c, u, dsts, item, m in words:  # in message order within each round
+        if item == ACC:
+            send[c, u], sent[c, u] = ACC, m
+            for d in dsts:
+                source[c, d], comb[c, d] = u, True
+            continue
         x = qslot if item == Q_ID else int(item)
         send[c, u] = x
         for d in dsts:
@@ -433,6 +477,7 @@ def compile_schedule(s: Schedule, *, width: int = 8, depth: int | None = None,
                 comb[c, d] = True
             held[d, x] = True
     v = check(s)
+    acc_sets = _acc_sets(s, send, source, recv, comb, sent, round_of)
     dropped = int(np.count_nonzero(np.diff(s.item_ptr) == 0))
     notes = []
     if cycles != v.R:
@@ -442,4 +487,33 @@ def compile_schedule(s: Schedule, *, width: int = 8, depth: int | None = None,
         notes.append(f"{dropped} message(s) without items not executed")
     return Program(schedule=s, width=width, depth=depth, slots=slots, send=send, source=source,
                    recv=recv, combine=comb, round_of=np.asarray(round_of, dtype=np.int64),
-                   initial=initial, final=held, rounds=v.R, dropped=dropped, notes=notes)
+                   initial=initial, final=held, rounds=v.R, dropped=dropped, notes=notes,
+                   acc_sets=acc_sets)
+
+
+def _acc_sets(s: Schedule, send, source, recv, comb, sent, round_of) -> list[list[frozenset]]:
+    """Every accumulator's tokens cycle by cycle; refuses part-of-accumulator sends.
+
+    A sender's accumulator is checked in the cycle its word goes out (the
+    placement may serialise a round over several cycles).
+    """
+    n = s.n
+    acc = [{u} if s.primitive in WHOLE_ACC else set() for u in range(n)]
+    out = [[frozenset(a) for a in acc]]
+    busy = set(np.flatnonzero(comb.any(axis=1)).tolist()) | {c for c, _ in sent}
+    for c in range(len(round_of)):
+        if c not in busy:  # nothing combined: the same row (gossip of many nodes stays small)
+            out.append(out[-1])
+            continue
+        r = int(round_of[c])
+        for u in range(n):
+            if (c, u) in sent:
+                m = sent[c, u]
+                message_words(s, m.items, u, m.dst, acc, r, NONE, FABRIC)
+        got = [(d, acc[int(source[c, d])] if send[c, source[c, d]] == ACC else {int(recv[c, d])})
+               for d in np.flatnonzero(comb[c])]
+        acc = step_sets(acc, [False] * n, got, r)
+        out.append([frozenset(a) for a in acc])
+    if s.primitive in WHOLE_ACC:
+        check_complete(s, acc, FABRIC)
+    return out
