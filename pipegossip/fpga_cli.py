@@ -35,6 +35,10 @@ from .hw.fpga.tools import FlowError
 
 __all__ = ["register", "SWEEP_NS", "SWEEP_TIMEOUT_S"]
 
+#: ``--fault`` kinds (:data:`pipegossip.hw.schedule.image.FAULTS`, named here so that
+#: registering the command loads no Amaranth).
+FAULTS = ("expected", "program")
+
 #: Default ``--timeout`` of ``fpga-sweep``, seconds per point.
 SWEEP_TIMEOUT_S = 1800.0
 
@@ -71,26 +75,38 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report. Without "
         "--board the bare fabric is measured inside a registered two-pin boundary; with "
         "--board a self-checking top is built into a bitstream. Exit status 0 whenever a "
-        "report was produced (also when timing fails), 2 for bad input, 3 when a tool fails "
-        "or is stopped by --timeout.")
-    add_config_arguments(p)
+        "report was produced (also when timing fails), 1 when --simulate says FAIL, 2 for "
+        "bad input, 3 when a tool fails or is stopped by --timeout.")
+    add_config_arguments(p, required=False)
     for action in p._actions:  # --fabric schedule takes no --order
         if action.dest == "order":
-            action.required = False
             action.help += " (--fabric fsm: required)"
+        if action.dest == "n":
+            action.help += " (required but with --schedule)"
     p.add_argument("--fabric", choices=FABRICS, default="fsm",
                    help="fsm (default): the broadcast orders built into per-processor "
                    "controllers, needs --order; schedule: the schedule-driven fabric, which "
                    "runs any schedule loaded at run time, sized by --n, --width, --depth, "
-                   "--slots (bare build only: the configuration options, --board and "
+                   "--slots, or by --schedule FILE (the configuration options and "
                    "--no-trace are refused)")
     add_size_arguments(p)
+    p.add_argument("--schedule", metavar="FILE.json",
+                   help="--fabric schedule with --board: the schedule the board runs and "
+                   "checks (its image is in block RAM; the fabric is sized by it, or by "
+                   "--depth/--slots when larger)")
+    p.add_argument("--simulate", action="store_true",
+                   help="with --board: simulate the placed and routed design (the netlist "
+                   "the bitstream is packed from), run its self-check and print PASS or "
+                   "FAIL node K (exit 0 or 1); iCE40 boards")
+    p.add_argument("--fault", choices=FAULTS,
+                   help="with --schedule: plant a fault in the expected values or in the "
+                   "program, so that the check must FAIL")
     p.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
     p.add_argument("--device", choices=list(DEVICES),
                    help="FPGA (default ice40-up5k, or the board's)")
     p.add_argument("--board", choices=list(BOARDS),
                    help="build the self-checking top for this board, with a bitstream "
-                   "(--fabric fsm only)")
+                   "(--fabric schedule: with --schedule)")
     p.add_argument("--clock", type=_mhz, metavar="MHZ",
                    help="timing constraint of a bare build (default 50 on iCE40, 100 on ECP5); "
                    "with --board, run the top from a PLL at this frequency "
@@ -162,7 +178,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 #: Options of the FSM fabric's build beyond its configuration.
-_FSM_BUILD = (("--board", "board", None), ("--no-trace", "no_trace", False))
+_FSM_BUILD = (("--no-trace", "no_trace", False),)
+#: Options of a schedule board build.
+_SCHEDULE_BOARD = (("--schedule", "schedule", None), ("--fault", "fault", None))
 
 
 def _targets(text: str) -> list[Target]:
@@ -173,30 +191,69 @@ def _targets(text: str) -> list[Target]:
 
 
 def _prepare_job(args: argparse.Namespace):
-    """The build the options describe; UsageError for options of the other fabric."""
+    """The build the options describe, and the node a planted fault must fail at.
+
+    UsageError for options of the other fabric.
+    """
+    if args.simulate and args.board is None:
+        raise UsageError("--simulate needs --board (it simulates the board's design)")
     if args.fabric == "schedule":
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
                      "to --fabric fsm only; the schedule fabric is sized by --n, --width, "
                      "--depth, --slots and runs any schedule loaded at run time")
+        if args.schedule is not None or args.board is not None:
+            return _prepare_schedule_board(args)
+        refuse_given(args, [("--fault", "fault", None)], "only with --schedule and --board")
+        if args.n is None:
+            raise UsageError("the following arguments are required: --n")
         depth = 64 if args.depth is None else args.depth
         check_fabric_size(args.n, args.width, depth, args.slots or args.n,
                           f"the schedule fabric for N={args.n:,}, width {args.width}, "
                           f"depth {depth:,}")
         return prepare_schedule(args.n, args.width, depth, args.slots, device=args.device,
-                                clock_mhz=args.clock, pnr_seed=args.pnr_seed)
-    refuse_given(args, SIZE_OPTIONS,
+                                clock_mhz=args.clock, pnr_seed=args.pnr_seed), None
+    refuse_given(args, (*SIZE_OPTIONS, *_SCHEDULE_BOARD),
                  "to --fabric schedule only")
-    if args.order is None:
-        raise UsageError("the following arguments are required: --order "
-                         "(or --fabric schedule)")
+    if args.simulate:
+        raise UsageError("--simulate: the FSM board top reports once a second, too slow to "
+                         "simulate at netlist level; use --fabric schedule --schedule FILE")
+    if args.order is None or args.n is None:
+        raise UsageError("the following arguments are required: "
+                         + ", ".join(f for f, v in (("--n", args.n), ("--order", args.order))
+                                     if v is None) + " (or --fabric schedule)")
     config = config_from_args(args)
     return prepare(config, args.width, device=args.device, board=args.board,
-                   clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace)
+                   clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace), None
+
+
+def _prepare_schedule_board(args: argparse.Namespace):
+    """A schedule board build: the schedule's image in the board top, and the fault's node."""
+    from .hw.schedule.image import plant_fault
+    from .program_cli import compile_image
+    if args.board is None:
+        raise UsageError("--schedule builds a board top: give --board "
+                         f"({', '.join(BOARDS)})")
+    if args.schedule is None:
+        raise UsageError("--board with --fabric schedule needs --schedule FILE.json "
+                         "(the schedule the board runs and checks)")
+    image = compile_image(args.schedule, args.width, args.depth, args.slots)
+    if args.n is not None and args.n != image.size.n:
+        raise UsageError(f"--n {args.n}: {args.schedule} has n={image.size.n}")
+    entries, node = image.entries, None
+    if args.fault is not None:
+        entries, node = plant_fault(image.program, entries, args.fault)
+    image.entries = entries
+    z = image.size
+    job = prepare_schedule(z.n, z.width, z.depth, z.slots, device=args.device,
+                           clock_mhz=args.clock, pnr_seed=args.pnr_seed, board=args.board,
+                           image=image.encoded())
+    job.netlist = args.simulate
+    return job, node
 
 
 def cmd_fpga(args: argparse.Namespace) -> int:
     try:
-        job = _prepare_job(args)
+        job, fault_node = _prepare_job(args)
         check_output_dir(args.output)
     except (TypeError, ValueError, NotImplementedError) as e:
         raise UsageError(str(e)) from None
@@ -211,11 +268,27 @@ def cmd_fpga(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             print("\n".join("  " + line for line in e.log.splitlines()), file=sys.stderr)
         return EXIT_INTERNAL  # a failing tool is not a verdict
+    status = 0
+    if args.simulate:
+        from .sim.netlist_sim import simulate_schedule_board
+        try:
+            with _terminate_cleanly():
+                report["simulation"] = simulate_schedule_board(
+                    job, args.output, progress_printer("pipegossip fpga", args.quiet))
+        except FlowError as e:
+            print(f"pipegossip fpga: error: {e}", file=sys.stderr)
+            if e.log and not args.quiet:
+                print("\n".join("  " + line for line in e.log.splitlines()), file=sys.stderr)
+            return EXIT_INTERNAL
+        report["simulation"]["fault_node"] = fault_node
+        status = 0 if report["simulation"]["verdict"] == "PASS" else 1
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         print(render_text(report), end="")
-    return 0
+        if args.simulate:
+            print(report["simulation"]["verdict"])
+    return status
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -173,7 +173,15 @@ def _metrics_text(s: Schedule, v) -> str:
               f"efficiency {v.efficiency:.4f}"]
     lines += [f"bound {b}" for b in bounds] or ["bound none known for this model/topology"]
     lines.append("busy " + " ".join(map(str, v.busy)))
+    need = _fabric_needs(s)
+    lines.append(f"schedule fabric: depth {need['depth']} (cycles), slots {need['slots']}")
     return "\n".join(lines) + "\n"
+
+
+def _fabric_needs(s: Schedule) -> dict:
+    """The smallest schedule-fabric build that runs ``s`` (``--depth``, ``--slots``)."""
+    from .model.schedules.program import cycles_for, slots_for
+    return {"depth": cycles_for(s), "slots": slots_for(s)}
 
 
 def _load(path: str) -> Schedule:
@@ -193,6 +201,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         out = v.to_json()
         out["bounds"] = [{"metric": b.metric, "value": b.value, "kind": b.kind,
                           "source": b.source} for b in bounds_for(s, v.items_per_node)]
+        if v.valid:
+            out["fabrics"] = {"schedule": _fabric_needs(s)}
         print(json.dumps(out))
     elif v.valid:
         sys.stdout.write(_metrics_text(s, v))
