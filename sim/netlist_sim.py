@@ -199,10 +199,14 @@ def simulate_board(build_dir: str | os.PathLike, family: str, clock: str, idle: 
         progress("verilator: compiling the routed netlist")
         verilator = str(use_verilator())
         (work / "main.cpp").write_text(_MAIN)
+        # The wheel's make rules need the precompiled header's -include spelled out
+        # (as sim.simulators does); -O0: a few 10k cycles, compile time dominates.
+        env = {**os.environ, "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O0 "
+               "OPT_SLOW=-O0 OPT_GLOBAL=-O0"}
         _run([verilator, "--cc", "--exe", "--build", "-j", "1", "-Wno-fatal", "-Wno-lint",
               "-Wno-style", "--no-timing", "--top-module", "tb", "-Mdir", "obj", "-o", "sim",
               "-DNO_ICE40_DEFAULT_ASSIGNMENTS", "main.cpp", "tb.v", "routed.v", "cells_sim.v"],
-             work, "verilator")
+             work, "verilator", env)
         progress("simulating the routed netlist")
         text = _run([str(work / "obj" / "sim")], work, "the simulation")
     if "@timeout" in text or text.count("\n") < lines:
@@ -211,9 +215,9 @@ def simulate_board(build_dir: str | os.PathLike, family: str, clock: str, idle: 
     return text
 
 
-def _run(argv: list[str], cwd: Path, what: str) -> str:
-    run = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
-                         errors="replace")
+def _run(argv: list[str], cwd: Path, what: str, env: dict | None = None) -> str:
+    run = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace",
+                         env=env)
     if run.returncode != 0:
         tail = (run.stderr or run.stdout).strip().splitlines()[-20:]
         raise FlowError(f"{what} failed (exit status {run.returncode})", log="\n".join(tail))

@@ -249,3 +249,54 @@ def test_the_board_core_reports_then_takes_a_new_image_over_the_uart():
     assert text == (schedule_status_text(4, 1, True, 0, False)
                     + schedule_status_text(4, 2, False, node, False))
     assert leds[0] == (0, 0, 0) and (1, 0, 0) in leds and leds[-1] == (0, 1, node)
+
+
+def _board_cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "pipegossip", "fpga", "--fabric", "schedule",
+                           "--schedule", str(EXAMPLE), "--board", "icebreaker", "--simulate",
+                           "--quiet", *args], capture_output=True, text=True)
+
+
+@pytest.mark.fpga
+def test_the_example_becomes_a_bitstream_whose_routed_netlist_passes(tmp_path):
+    run = _board_cli("-o", str(tmp_path / "b"))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "PASS"
+    assert 100_000 < (tmp_path / "b" / "top.bin").stat().st_size < 110_000
+
+
+@pytest.mark.fpga
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_planted_fault_fails_in_the_routed_netlist_at_its_node(tmp_path, fault):
+    import json
+    run = _board_cli("-o", str(tmp_path / "b"), "--fault", fault, "--format", "json")
+    assert run.returncode == 1, run.stderr
+    sim = json.loads(run.stdout)["simulation"]
+    assert sim["verdict"] == f"FAIL node {sim['fault_node']}"
+    assert sim["line"].startswith(f"FAIL node {sim['fault_node']} schedule n=4 runs=00000001")
+
+
+@pytest.mark.parametrize("board,pins", [
+    ("icebreaker", ["set_io uart_0__rx__io 6", "set_io led_g_0__io 37", "set_io led_r_0__io 11",
+                    "set_io led_2__io 26", "set_io button_0__io 10"]),
+    ("ulx3s-85f", ['"uart_0__rx__io" SITE "M1"', '"led_0__io" SITE "B2"', '"led_3__io" SITE "D2"',
+                   '"button_0__io" SITE "R1"']),
+])
+def test_schedule_board_plans_use_the_uart_both_ways_and_the_node_leds(board, pins):
+    import json
+    from pipegossip.hw.fpga.flow import board_plan, prepare_schedule
+    program = compile_schedule(load(EXAMPLE), width=8)
+    size = _size(program)
+    job = prepare_schedule(4, 8, size.depth, size.slots, board=board,
+                           image=_encoded(size, schedule_image(program)))
+    job.netlist = True
+    plan = board_plan(job)
+    constraints = plan.files["top.pcf" if board == "icebreaker" else "top.lpf"]
+    for pin in pins:
+        assert pin in constraints
+    nextpnr = json.loads(plan.files["build_top.json"])["commands"][1]
+    assert nextpnr[nextpnr.index("--write") + 1] == "top.routed.json"
+    with pytest.raises(ValueError, match="needs an image"):
+        prepare_schedule(4, 8, size.depth, size.slots, board=board)
