@@ -54,6 +54,7 @@ COMMAND_MODULES = [
     "pipegossip.schedule_cli",
     "pipegossip.schedule_hw_cli",
     "pipegossip.program_cli",
+    "pipegossip.fpga_references",
     "pipegossip.prove_cli",
     "pipegossip.literature_cli",
     "pipegossip.network_cli",

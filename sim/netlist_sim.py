@@ -30,7 +30,8 @@ from ..hw.fpga.tools import FlowError, Progress, _quiet, yowasp_tool
 __all__ = ["simulate_board", "simulate_schedule_board", "NETLIST", "SIM_FAMILIES",
            "testbench_text"]
 
-#: The routed netlist a board build writes when asked (``FlowJob.netlist`` of :mod:`pipegossip.hw.fpga.flow`).
+#: The routed netlist a board build writes when asked
+#: (``FlowJob.netlist`` of :mod:`pipegossip.hw.fpga.flow`).
 NETLIST = "top.routed.json"
 
 #: Families whose cells have Yosys simulation models this simulation uses.

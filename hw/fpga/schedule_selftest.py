@@ -180,7 +180,8 @@ class ScheduleSelfTest(wiring.Component):
                 with m.Else():
                     m.next = "Report"   # the last check is compared in this cycle
             with m.State("Report"):
-                m.d.sync += [self.report.eq(1), self.done.eq(1), self.ok.eq(~failed), self.node.eq(bad),
+                m.d.sync += [self.report.eq(1), self.done.eq(1), self.ok.eq(~failed),
+                             self.node.eq(bad),
                              self.stall.eq(stalled), self.runs.eq(self.runs + 1)]
                 m.next = "Idle"
         return m

@@ -47,8 +47,8 @@ from ..errors import ConfigError
 from .ir import Q_ID, Message, Schedule
 from .validate import check, items_per_node
 
-__all__ = ["ProgramError", "EntryLayout", "Program", "compile_schedule", "cycles_for", "slots_for",
-           "canonical", "question_word", "NONE"]
+__all__ = ["ProgramError", "EntryLayout", "Program", "compile_schedule", "cycles_for",
+           "slots_for", "canonical", "question_word", "NONE"]
 
 #: "no item / no source" in the program arrays.
 NONE = -1
