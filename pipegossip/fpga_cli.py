@@ -38,6 +38,8 @@ __all__ = ["register", "SWEEP_NS", "SWEEP_TIMEOUT_S"]
 #: ``--fault`` kinds (:data:`pipegossip.hw.schedule.image.FAULTS`, named here so that
 #: registering the command loads no Amaranth).
 FAULTS = ("expected", "program")
+#: ``--fault`` of the FSM board top: its button injects a wrong word.
+FSM_FAULTS = ("word",)
 
 #: Default ``--timeout`` of ``fpga-sweep``, seconds per point.
 SWEEP_TIMEOUT_S = 1800.0
@@ -97,10 +99,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--simulate", action="store_true",
                    help="with --board: simulate the placed and routed design (the netlist "
                    "the bitstream is packed from), run its self-check and print PASS or "
-                   "FAIL node K (exit 0 or 1); iCE40 boards")
-    p.add_argument("--fault", choices=FAULTS,
-                   help="with --schedule: plant a fault in the expected values or in the "
-                   "program, so that the check must FAIL")
+                   "FAIL (node K) (exit 0 or 1); iCE40 boards")
+    p.add_argument("--fault", choices=FAULTS + FSM_FAULTS,
+                   help="with --simulate: plant a fault so that the check must FAIL: "
+                   "--schedule: in the expected values or in the program; --fabric fsm: "
+                   "word (the simulated button injects a wrong word)")
     p.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
     p.add_argument("--device", choices=list(DEVICES),
                    help="FPGA (default ice40-up5k, or the board's)")
@@ -179,8 +182,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 #: Options of the FSM fabric's build beyond its configuration.
 _FSM_BUILD = (("--no-trace", "no_trace", False),)
-#: Options of a schedule board build.
-_SCHEDULE_BOARD = (("--schedule", "schedule", None), ("--fault", "fault", None))
 
 
 def _targets(text: str) -> list[Target]:
@@ -197,6 +198,8 @@ def _prepare_job(args: argparse.Namespace):
     """
     if args.simulate and args.board is None:
         raise UsageError("--simulate needs --board (it simulates the board's design)")
+    if args.simulate and not DEVICES[BOARDS[args.board].device].family == "ice40":
+        raise UsageError(f"--simulate: iCE40 boards only (icebreaker), not {args.board}")
     if args.fabric == "schedule":
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
                      "to --fabric fsm only; the schedule fabric is sized by --n, --width, "
@@ -212,18 +215,20 @@ def _prepare_job(args: argparse.Namespace):
                           f"depth {depth:,}")
         return prepare_schedule(args.n, args.width, depth, args.slots, device=args.device,
                                 clock_mhz=args.clock, pnr_seed=args.pnr_seed), None
-    refuse_given(args, (*SIZE_OPTIONS, *_SCHEDULE_BOARD),
+    refuse_given(args, (*SIZE_OPTIONS, ("--schedule", "schedule", None)),
                  "to --fabric schedule only")
-    if args.simulate:
-        raise UsageError("--simulate: the FSM board top reports once a second, too slow to "
-                         "simulate at netlist level; use --fabric schedule --schedule FILE")
+    if args.fault is not None and (args.fault not in FSM_FAULTS or not args.simulate):
+        raise UsageError(f"--fault {args.fault}: --fabric fsm takes --fault "
+                         f"{', '.join(FSM_FAULTS)} with --simulate")
     if args.order is None or args.n is None:
         raise UsageError("the following arguments are required: "
                          + ", ".join(f for f, v in (("--n", args.n), ("--order", args.order))
                                      if v is None) + " (or --fabric schedule)")
     config = config_from_args(args)
-    return prepare(config, args.width, device=args.device, board=args.board,
-                   clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace), None
+    job = prepare(config, args.width, device=args.device, board=args.board,
+                  clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace)
+    job.netlist = args.simulate
+    return job, None
 
 
 def _prepare_schedule_board(args: argparse.Namespace):
@@ -241,6 +246,9 @@ def _prepare_schedule_board(args: argparse.Namespace):
         raise UsageError(f"--n {args.n}: {args.schedule} has n={image.size.n}")
     entries, node = image.entries, None
     if args.fault is not None:
+        if args.fault not in FAULTS or not args.simulate:
+            raise UsageError(f"--fault {args.fault}: --schedule takes --fault "
+                             f"{', '.join(FAULTS)} with --simulate")
         entries, node = plant_fault(image.program, entries, args.fault)
     image.entries = entries
     z = image.size
@@ -270,11 +278,15 @@ def cmd_fpga(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL  # a failing tool is not a verdict
     status = 0
     if args.simulate:
-        from .sim.netlist_sim import simulate_schedule_board
+        from .sim.netlist_sim import simulate_fsm_board, simulate_schedule_board
+        progress = progress_printer("pipegossip fpga", args.quiet)
         try:
             with _terminate_cleanly():
-                report["simulation"] = simulate_schedule_board(
-                    job, args.output, progress_printer("pipegossip fpga", args.quiet))
+                report["simulation"] = (
+                    simulate_schedule_board(job, args.output, progress)
+                    if job.fabric == "schedule" else
+                    simulate_fsm_board(job, args.output, fault=args.fault is not None,
+                                       progress=progress))
         except FlowError as e:
             print(f"pipegossip fpga: error: {e}", file=sys.stderr)
             if e.log and not args.quiet:

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from ..hw.fpga.tools import FlowError, Progress, _quiet, yowasp_tool
 
-__all__ = ["simulate_board", "simulate_schedule_board", "NETLIST", "SIM_FAMILIES",
+__all__ = ["simulate_board", "simulate_schedule_board", "simulate_fsm_board", "NETLIST",
+           "SIM_FAMILIES",
            "testbench_text"]
 
 #: The routed netlist a board build writes when asked
@@ -92,12 +93,15 @@ def _ports(netlist: Path) -> dict[str, tuple[str, int]]:
 
 
 def testbench_text(ports: dict[str, tuple[str, int]], clock: str, idle: dict[str, int],
-                   uart_tx: str, divisor: int, lines: int, max_cycles: int) -> str:
+                   uart_tx: str, divisor: int, lines: int, max_cycles: int,
+                   press: tuple[str, int, int] | None = None) -> str:
     """A Verilog test bench: clock ``clock``, inputs ``idle`` at their level, UART text out.
 
     It prints every byte decoded from ``uart_tx`` (8N1, ``divisor`` clock
-    cycles per bit) and stops after ``lines`` line feeds, or prints
-    ``@timeout`` after ``max_cycles`` cycles.
+    cycles per bit) and stops after ``lines`` line feeds, or prints the
+    output pins (``@pins name=value ...``) and ``@timeout`` after
+    ``max_cycles`` cycles. ``press = (pin, from, to)``: that input leaves
+    its idle level in clock cycles ``from .. to-1`` (a button press).
     """
     # The pads are inout ports of the netlist: those the bench drives are
     # wires assigned here, the others are read.
@@ -107,15 +111,23 @@ def testbench_text(ports: dict[str, tuple[str, int]], clock: str, idle: dict[str
         wires.append(f"  wire [{bits - 1}:0] pin_{name};\n")
         if name == clock:
             wires.append(f"  assign pin_{name} = clk;\n")
+        elif press is not None and name == press[0]:
+            level = idle.get(name, 0)
+            wires.append(f"  assign pin_{name} = (cycle >= {press[1]} && cycle < {press[2]})"
+                         f" ? {bits}'d{1 - level} : {bits}'d{level};\n")
         elif name in idle:
             wires.append(f"  assign pin_{name} = {bits}'d{idle[name]};\n")
     wires = "".join(wires)
+    outputs = [n for n in sorted(ports) if n != clock and n not in idle
+               and (press is None or n != press[0])]
+    shown = " ".join(f"{n}=%b" for n in outputs)
+    values = ", ".join(f"pin_{n}" for n in outputs)
     # Clocked from C++ (_MAIN), no timing constructs: a decoder state machine.
     return f"""`timescale 1ns/1ps
 module tb(input clk);
+  integer cycle = 0;
 {wires}  top dut({", ".join(conns)});
   wire tx = pin_{uart_tx}[0];
-  integer cycle = 0;
   integer tick = 0;
   integer bit_no = -1;
   integer seen = 0;
@@ -123,6 +135,7 @@ module tb(input clk);
   always @(posedge clk) begin
     cycle <= cycle + 1;
     if (cycle == {max_cycles}) begin
+      $display("@pins {shown}", {values});
       $display("@timeout");
       $finish;
     end
@@ -169,9 +182,12 @@ int main(int argc, char** argv) {
 
 def simulate_board(build_dir: str | os.PathLike, family: str, clock: str, idle: dict[str, int],
                    uart_tx: str, divisor: int, lines: int = 1, max_cycles: int = 200_000,
-                   progress: Progress = _quiet,
+                   progress: Progress = _quiet, press: tuple[str, int, int] | None = None,
                    locate: Callable[[str], str] | None = None) -> str:
     """Simulate ``build_dir/top.routed.json`` and return what its UART sent.
+
+    ``lines=0`` runs all ``max_cycles`` cycles; the text then ends with the
+    output pins' values (``@pins``). ``press``: see :func:`testbench_text`.
 
     Raises
     ------
@@ -192,7 +208,7 @@ def simulate_board(build_dir: str | os.PathLike, family: str, clock: str, idle: 
             netlist.read_text()))))
         (work / "cells_sim.v").write_text(_two_state(models.read_text()))
         (work / "tb.v").write_text(testbench_text(_ports(netlist), clock, idle, uart_tx,
-                                                  divisor, lines, max_cycles))
+                                                  divisor, lines, max_cycles, press))
         progress("yosys: the routed netlist as Verilog")
         _run([locate("yosys"), "-q", "-p",
               f"read_verilog -lib cells_sim.v; read_json {NETLIST}; "
@@ -210,7 +226,7 @@ def simulate_board(build_dir: str | os.PathLike, family: str, clock: str, idle: 
              work, "verilator", env)
         progress("simulating the routed netlist")
         text = _run([str(work / "obj" / "sim")], work, "the simulation")
-    if "@timeout" in text or text.count("\n") < lines:
+    if lines and ("@timeout" in text or text.count("\n") < lines):
         raise FlowError(f"the simulated board sent {text.count(chr(10))} of {lines} status "
                         f"line(s) in {max_cycles:,} cycles: {text.strip()!r}")
     return text
@@ -254,3 +270,40 @@ def simulate_schedule_board(job, build_dir: str | os.PathLike,
     node = int(words[2]) if words[:2] == ["FAIL", "node"] else None
     verdict = "PASS" if words[:1] == ["PASS"] else " ".join(words[:3 if node is not None else 2])
     return {"verdict": verdict, "line": line, "node": node}
+
+
+def simulate_fsm_board(job, build_dir: str | os.PathLike, runs: int = 16,
+                       fault: bool = False, progress: Progress = _quiet) -> dict:
+    """Simulate an FSM board build (``job.netlist`` set) for ``runs`` gossip runs.
+
+    Its status line comes once a second (millions of cycles), so the verdict
+    is the red LED's (``led_r``, lit on any sticky error flag) after the
+    runs. ``fault``: button 0 is pressed for a few cycles after the second
+    run, which injects a wrong word (the checkers must catch it).
+    Returns ``{verdict, pins}``: ``PASS`` or ``FAIL``.
+
+    Raises
+    ------
+    FlowError
+        As :func:`simulate_board`, or a board without ``led_r``.
+    """
+    from ..model.engine import simulate
+    module, cls = job.board.platform.split(":")
+    platform = getattr(importlib.import_module(module), cls)()
+    red = platform.resources.get(("led_r", 0))
+    if red is None:
+        raise FlowError(f"the {job.board.name} board has no led_r to read the verdict from")
+    button = platform.resources[("button", 0)]
+    idle = {"uart_0__rx__io": 1}
+    if getattr(button.ios[0], "invert", False):
+        idle["button_0__io"] = 1
+    run_cycles = simulate(job.config).length + 3
+    settle = 2_000   # the platform's power-on reset and the reset synchroniser
+    press = ("button_0__io", settle + 2 * run_cycles, settle + 2 * run_cycles + 4) if fault \
+        else None
+    text = simulate_board(build_dir, job.device.family, f"{platform.default_clk}_0__io", idle,
+                          "uart_0__tx__io", round(job.top.achieved_mhz * 1e6 / 115200), lines=0,
+                          max_cycles=settle + runs * run_cycles, progress=progress, press=press)
+    pins = dict(w.split("=") for w in text.split("@pins", 1)[1].split("\n")[0].split())
+    lit = pins["led_r_0__io"] == ("0" if getattr(red.ios[0], "invert", False) else "1")
+    return {"verdict": "FAIL" if lit else "PASS", "pins": pins, "runs": runs}

@@ -13,17 +13,11 @@ from pipegossip.hw.schedule.image import (ImageLayout, schedule_image, uart_byte
 from pipegossip.model.schedules.ir import load
 from pipegossip.model.schedules.program import compile_schedule
 
+from test_fpga_schedule import refused
+
 EXAMPLE = str(Path(__file__).resolve().parent.parent / "examples" / "gossip-n4.json")
 
 
-def refused(capsys, *args) -> str:
-    capsys.readouterr()
-    assert main(list(args)) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
 
 
 def _expected(depth=None, seed=0):
@@ -119,3 +113,30 @@ def test_check_prints_the_depth_and_slots_the_schedule_fabric_needs(capsys):
 def test_an_unknown_option_names_the_command_once(capsys):
     line = refused(capsys, "fpga", "--fabric", "schedule", "--n", "4", "--bogus", "-o", "x")
     assert line == "pipegossip fpga: error: unrecognized arguments: --bogus"
+
+
+@pytest.mark.parametrize("args,word", [
+    (["--fabric", "schedule", "--schedule", EXAMPLE], "give --board"),
+    (["--fabric", "schedule", "--board", "icebreaker"], "needs --schedule"),
+    (["--fabric", "schedule", "--schedule", EXAMPLE, "--board", "icebreaker", "--fault",
+      "program"], "with --simulate"),
+    (["--fabric", "schedule", "--schedule", EXAMPLE, "--board", "icebreaker", "--simulate",
+      "--fault", "word"], "--fault expected, program"),
+    (["--fabric", "schedule", "--schedule", EXAMPLE, "--board", "icebreaker", "--depth", "2"],
+     "--depth 3"),
+    (["--fabric", "schedule", "--schedule", EXAMPLE, "--board", "icebreaker", "--n", "5"],
+     "has n=4"),
+    (["--fabric", "schedule", "--schedule", EXAMPLE, "--board", "ulx3s-85f", "--simulate"],
+     "iCE40 boards only"),
+    (["--n", "4", "--order", "pipelined", "--simulate"], "needs --board"),
+    (["--n", "4", "--order", "pipelined", "--board", "icebreaker", "--fault", "word"],
+     "with --simulate"),
+    (["--n", "4", "--order", "pipelined", "--board", "icebreaker", "--simulate", "--fault",
+      "program"], "--fault word"),
+    (["--n", "4", "--order", "pipelined", "--schedule", EXAMPLE], "--schedule applies"),
+])
+def test_board_and_simulate_options_are_refused_before_any_tool(tmp_path, capsys, args, word):
+    out = tmp_path / "b"
+    line = refused(capsys, "fpga", *args, "-o", str(out))
+    assert line.startswith("pipegossip fpga: error: ") and word in line, line
+    assert not out.exists()

@@ -24,7 +24,7 @@ from .pll import ecp5_pll_params, ice40_pll_params
 from .selftest import TOP_ERROR_BITS, SelfTest
 from .uart import StatusLine, UARTTx
 
-__all__ = ["BoardTop", "pll_domain"]
+__all__ = ["BoardTop", "pll_domain", "resource_helpers"]
 
 
 def pll_domain(m: Module, platform, clock_mhz: float) -> float:
@@ -62,6 +62,19 @@ def pll_domain(m: Module, platform, clock_mhz: float) -> float:
     # No explicit constraint on `clk`: nextpnr derives the PLL output's
     # frequency from the oscillator's constraint and the PLL parameters.
     return out
+
+
+def resource_helpers(m: Module, platform):
+    """``has(name, number=0)`` and ``output(name, number, value)`` for a board top's pins."""
+    def has(name, number=0):
+        return (name, number) in platform.resources
+
+    def output(name, number, value):
+        port = platform.request(name, number, dir="-")
+        m.submodules[f"{name}_{number}"] = buffer = io.Buffer("o", port)
+        m.d.comb += buffer.o.eq(value)
+
+    return has, output
 
 
 class BoardTop(wiring.Component):
@@ -116,13 +129,7 @@ class BoardTop(wiring.Component):
         beat_bit = max(0, min(31, int(math.log2(max(1.0, clk_hz / run_cycles)))))
         heartbeat = st.runs[beat_bit]
 
-        def has(name, number=0):
-            return (name, number) in platform.resources
-
-        def output(name, number, value):
-            port = platform.request(name, number, dir="-")
-            m.submodules[f"{name}_{number}"] = buffer = io.Buffer("o", port)
-            m.d.comb += buffer.o.eq(value)
+        has, output = resource_helpers(m, platform)
 
         if has("led_g") and has("led_r"):
             output("led_g", 0, heartbeat & st.ok)

@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.lib.cdc import FFSynchronizer
 
 from ..ports import ScheduleSize
-from .board_top import pll_domain
+from .board_top import pll_domain, resource_helpers
 from .schedule_selftest import ImageLoader, ScheduleSelfTest, ScheduleStatusLine
 from .uart import UARTRx, UARTTx
 
@@ -134,13 +134,7 @@ class ScheduleBoardTop(wiring.Component):
         m.submodules.core = core = ScheduleBoardCore(self._size, self._image,
                                                      round(self.achieved_mhz * 1e6 / BAUD))
 
-        def has(name, number=0):
-            return (name, number) in platform.resources
-
-        def output(name, number, value):
-            port = platform.request(name, number, dir="-")
-            m.submodules[f"{name}_{number}"] = buffer = io.Buffer("o", port)
-            m.d.comb += buffer.o.eq(value)
+        has, output = resource_helpers(m, platform)
 
         def synced_input(name, target, init=0, sub=None):
             port = platform.request(name, 0, dir="-")

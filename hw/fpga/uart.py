@@ -10,6 +10,11 @@ from .selftest import TOP_ERROR_BITS
 __all__ = ["UARTTx", "UARTRx", "StatusLine", "status_text"]
 
 
+def _check_divisor(who: str, divisor) -> None:
+    if isinstance(divisor, bool) or not isinstance(divisor, int) or divisor < 2:
+        raise ValueError(f"{who} divisor must be an integer >= 2, not {divisor!r}")
+
+
 class UARTTx(wiring.Component):
     """An 8N1 UART transmitter.
 
@@ -30,8 +35,7 @@ class UARTTx(wiring.Component):
     tx: Out(1, init=1)
 
     def __init__(self, divisor: int):
-        if isinstance(divisor, bool) or not isinstance(divisor, int) or divisor < 2:
-            raise ValueError(f"UARTTx divisor must be an integer >= 2, not {divisor!r}")
+        _check_divisor("UARTTx", divisor)
         self._divisor = divisor
         super().__init__()
 
@@ -75,8 +79,7 @@ class UARTRx(wiring.Component):
     data: Out(stream.Signature(8))
 
     def __init__(self, divisor: int):
-        if isinstance(divisor, bool) or not isinstance(divisor, int) or divisor < 2:
-            raise ValueError(f"UARTRx divisor must be an integer >= 2, not {divisor!r}")
+        _check_divisor("UARTRx", divisor)
         self._divisor = divisor
         super().__init__()
 
