@@ -300,3 +300,21 @@ def test_schedule_board_plans_use_the_uart_both_ways_and_the_node_leds(board, pi
     assert nextpnr[nextpnr.index("--write") + 1] == "top.routed.json"
     with pytest.raises(ValueError, match="needs an image"):
         prepare_schedule(4, 8, size.depth, size.slots, board=board)
+
+
+@pytest.mark.fpga
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [None, "word"])
+def test_the_fsm_board_top_simulates_as_routed(tmp_path, fault):
+    """The FSM top's verdict is its red LED after 16 runs; the button's wrong word lights it."""
+    import json
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-m", "pipegossip", "fpga", "--n", "4", "--order",
+                          "pipelined", "--board", "icebreaker", "--simulate", "--quiet",
+                          "--format", "json", "-o", str(tmp_path / "b"),
+                          *(["--fault", fault] if fault else [])],
+                         capture_output=True, text=True)
+    assert run.returncode == (1 if fault else 0), run.stderr
+    sim = json.loads(run.stdout)["simulation"]
+    assert sim["verdict"] == ("FAIL" if fault else "PASS") and sim["runs"] == 16
