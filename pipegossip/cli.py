@@ -56,6 +56,8 @@ COMMAND_MODULES = [
     "pipegossip.fpga_cli",
     "pipegossip.schedule_cli",
     "pipegossip.schedule_hw_cli",
+    "pipegossip.program_cli",
+    "pipegossip.fpga_references",
     "pipegossip.prove_cli",
     "pipegossip.literature_cli",
     "pipegossip.network_cli",
@@ -240,7 +242,10 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
         sys.stdout.flush()
         return status
     except UsageError as e:
-        print(f"{where}: error: {str(e).removeprefix(where + ': ')}", file=sys.stderr)
+        # argparse's top parser names itself ("pipegossip: unrecognized
+        # arguments"): the line already says which command.
+        text = str(e).removeprefix(where + ": ").removeprefix("pipegossip: ")
+        print(f"{where}: error: {text}", file=sys.stderr)
         return EXIT_USAGE
     except (ConfigError, FormatError, OutputError) as e:
         print(f"{where}: error: {e}", file=sys.stderr)

@@ -37,6 +37,12 @@ from .hw.fpga.tools import FlowError
 
 __all__ = ["register", "SWEEP_NS", "SWEEP_TIMEOUT_S"]
 
+#: ``--fault`` kinds (:data:`pipegossip.hw.schedule.image.FAULTS`, named here so that
+#: registering the command loads no Amaranth).
+FAULTS = ("expected", "program")
+#: ``--fault`` of the FSM board top: its button injects a wrong word.
+FSM_FAULTS = ("word",)
+
 #: Default ``--timeout`` of ``fpga-sweep``, seconds per point.
 SWEEP_TIMEOUT_S = 1800.0
 
@@ -73,31 +79,42 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report. Without "
         "--board the bare fabric is measured inside a registered two-pin boundary; with "
         "--board a self-checking top is built into a bitstream. Exit status 0 whenever a "
-        "report was produced (also when timing fails), 2 for bad input, 3 when a tool fails "
-        "or is stopped by --timeout.")
-    add_config_arguments(p)
+        "report was produced (also when timing fails), 1 when --simulate says FAIL, 2 for "
+        "bad input, 3 when a tool fails or is stopped by --timeout.")
+    add_config_arguments(p, required=False)
     for action in p._actions:  # --fabric schedule takes no --order, network no --n
         if action.dest == "order":
-            action.required = False
             action.help += " (--fabric fsm: required)"
         if action.dest == "n":
-            action.required = False
+            action.help += " (required but with --schedule or --fabric network)"
     p.add_argument("--fabric", choices=FABRICS, default="fsm",
                    help="fsm (default): the broadcast orders built into per-processor "
                    "controllers, needs --order; schedule: the schedule-driven fabric, which "
                    "runs any schedule loaded at run time, sized by --n, --width, --depth, "
-                   "--slots (bare build only: the configuration options, --board and "
+                   "--slots, or by --schedule FILE (the configuration options and "
                    "--no-trace are refused); network: the network fabric of --topology "
                    "(with --n/--k/--a/--b, --op), sized by --width, --depth, --slots (bare "
                    "build only)")
     add_size_arguments(p)
     add_network_arguments(p)
+    p.add_argument("--schedule", metavar="FILE.json",
+                   help="--fabric schedule with --board: the schedule the board runs and "
+                   "checks (its image is in block RAM; the fabric is sized by it, or by "
+                   "--depth/--slots when larger)")
+    p.add_argument("--simulate", action="store_true",
+                   help="with --board: simulate the placed and routed design (the netlist "
+                   "the bitstream is packed from), run its self-check and print PASS or "
+                   "FAIL (node K) (exit 0 or 1); iCE40 boards")
+    p.add_argument("--fault", choices=FAULTS + FSM_FAULTS,
+                   help="with --simulate: plant a fault so that the check must FAIL: "
+                   "--schedule: in the expected values or in the program; --fabric fsm: "
+                   "word (the simulated button injects a wrong word)")
     p.add_argument("--width", type=word_width, default=8, help="word width in bits; default 8")
     p.add_argument("--device", choices=list(DEVICES),
                    help="FPGA (default ice40-up5k, or the board's)")
     p.add_argument("--board", choices=list(BOARDS),
                    help="build the self-checking top for this board, with a bitstream "
-                   "(--fabric fsm only)")
+                   "(--fabric schedule: with --schedule)")
     p.add_argument("--clock", type=_mhz, metavar="MHZ",
                    help="timing constraint of a bare build (default 50 on iCE40, 100 on ECP5); "
                    "with --board, run the top from a PLL at this frequency "
@@ -174,7 +191,7 @@ COMPARE_OUTPUT = OutputKind("fpga-compare", signature=("compare.md", "compare.js
                             extra=("*-w*-s*",))
 
 #: Options of the FSM fabric's build beyond its configuration.
-_FSM_BUILD = (("--board", "board", None), ("--no-trace", "no_trace", False))
+_FSM_BUILD = (("--no-trace", "no_trace", False),)
 
 
 def _targets(text: str) -> list[Target]:
@@ -185,11 +202,20 @@ def _targets(text: str) -> list[Target]:
 
 
 def _prepare_job(args: argparse.Namespace):
-    """The build the options describe; UsageError for options of the other fabric."""
+    """The build the options describe, and the node a planted fault must fail at.
+
+    UsageError for options of the other fabric.
+    """
+    if args.simulate and args.board is None:
+        raise UsageError("--simulate needs --board (it simulates the board's design)")
+    if args.simulate and not DEVICES[BOARDS[args.board].device].family == "ice40":
+        raise UsageError(f"--simulate: iCE40 boards only (icebreaker), not {args.board}")
     if args.fabric == "network":
-        refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
-                     "to --fabric fsm only; the network fabric is sized by --topology, "
-                     "--width, --depth, --slots and runs any schedule loaded at run time")
+        refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD, ("--board", "board", None),
+                            ("--schedule", "schedule", None), ("--fault", "fault", None)),
+                     "to --fabric fsm or schedule only; the network fabric is a bare build "
+                     "sized by --topology, --width, --depth, --slots and runs any schedule "
+                     "loaded at run time")
         topo = network_topology(args)
         depth = 64 if args.depth is None else args.depth
         check_network_size(topo, args.width, depth, args.slots or topo.n,
@@ -197,14 +223,15 @@ def _prepare_job(args: argparse.Namespace):
                            f"{args.width}, depth {depth:,}")
         return prepare_network(topo, args.width, depth, args.slots, args.op or "sum",
                                device=args.device, clock_mhz=args.clock,
-                               pnr_seed=args.pnr_seed)
+                               pnr_seed=args.pnr_seed), None
     refuse_given(args, NETWORK_OPTIONS, "to --fabric network only")
-    if args.n is None:
-        raise UsageError("the following arguments are required: --n")
     if args.fabric == "schedule":
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
                      "to --fabric fsm only; the schedule fabric is sized by --n, --width, "
                      "--depth, --slots and runs any schedule loaded at run time")
+        if args.schedule is not None or args.board is not None:
+            return _prepare_schedule_board(args)
+        refuse_given(args, [("--fault", "fault", None)], "only with --schedule and --board")
         if args.n is None:
             raise UsageError("the following arguments are required: --n")
         depth = 64 if args.depth is None else args.depth
@@ -212,20 +239,54 @@ def _prepare_job(args: argparse.Namespace):
                           f"the schedule fabric for N={args.n:,}, width {args.width}, "
                           f"depth {depth:,}")
         return prepare_schedule(args.n, args.width, depth, args.slots, device=args.device,
-                                clock_mhz=args.clock, pnr_seed=args.pnr_seed)
-    refuse_given(args, SIZE_OPTIONS,
+                                clock_mhz=args.clock, pnr_seed=args.pnr_seed), None
+    refuse_given(args, (*SIZE_OPTIONS, ("--schedule", "schedule", None)),
                  "to --fabric schedule only")
-    if args.order is None:
-        raise UsageError("the following arguments are required: --order "
-                         "(or --fabric schedule)")
+    if args.fault is not None and (args.fault not in FSM_FAULTS or not args.simulate):
+        raise UsageError(f"--fault {args.fault}: --fabric fsm takes --fault "
+                         f"{', '.join(FSM_FAULTS)} with --simulate")
+    if args.order is None or args.n is None:
+        raise UsageError("the following arguments are required: "
+                         + ", ".join(f for f, v in (("--n", args.n), ("--order", args.order))
+                                     if v is None) + " (or --fabric schedule)")
     config = config_from_args(args)
-    return prepare(config, args.width, device=args.device, board=args.board,
-                   clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace)
+    job = prepare(config, args.width, device=args.device, board=args.board,
+                  clock_mhz=args.clock, pnr_seed=args.pnr_seed, trace=not args.no_trace)
+    job.netlist = args.simulate
+    return job, None
+
+
+def _prepare_schedule_board(args: argparse.Namespace):
+    """A schedule board build: the schedule's image in the board top, and the fault's node."""
+    from .hw.schedule.image import plant_fault
+    from .program_cli import compile_image
+    if args.board is None:
+        raise UsageError("--schedule builds a board top: give --board "
+                         f"({', '.join(BOARDS)})")
+    if args.schedule is None:
+        raise UsageError("--board with --fabric schedule needs --schedule FILE.json "
+                         "(the schedule the board runs and checks)")
+    image = compile_image(args.schedule, args.width, args.depth, args.slots)
+    if args.n is not None and args.n != image.size.n:
+        raise UsageError(f"--n {args.n}: {args.schedule} has n={image.size.n}")
+    entries, node = image.entries, None
+    if args.fault is not None:
+        if args.fault not in FAULTS or not args.simulate:
+            raise UsageError(f"--fault {args.fault}: --schedule takes --fault "
+                             f"{', '.join(FAULTS)} with --simulate")
+        entries, node = plant_fault(image.program, entries, args.fault)
+    image.entries = entries
+    z = image.size
+    job = prepare_schedule(z.n, z.width, z.depth, z.slots, device=args.device,
+                           clock_mhz=args.clock, pnr_seed=args.pnr_seed, board=args.board,
+                           image=image.encoded())
+    job.netlist = args.simulate
+    return job, node
 
 
 def cmd_fpga(args: argparse.Namespace) -> int:
     try:
-        job = _prepare_job(args)
+        job, fault_node = _prepare_job(args)
         check_output_dir(args.output)
     except (TypeError, ValueError, NotImplementedError) as e:
         raise UsageError(str(e)) from None
@@ -240,11 +301,31 @@ def cmd_fpga(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             print("\n".join("  " + line for line in e.log.splitlines()), file=sys.stderr)
         return EXIT_INTERNAL  # a failing tool is not a verdict
+    status = 0
+    if args.simulate:
+        from .sim.netlist_sim import simulate_fsm_board, simulate_schedule_board
+        progress = progress_printer("pipegossip fpga", args.quiet)
+        try:
+            with _terminate_cleanly():
+                report["simulation"] = (
+                    simulate_schedule_board(job, args.output, progress)
+                    if job.fabric == "schedule" else
+                    simulate_fsm_board(job, args.output, fault=args.fault is not None,
+                                       progress=progress))
+        except FlowError as e:
+            print(f"pipegossip fpga: error: {e}", file=sys.stderr)
+            if e.log and not args.quiet:
+                print("\n".join("  " + line for line in e.log.splitlines()), file=sys.stderr)
+            return EXIT_INTERNAL
+        report["simulation"]["fault_node"] = fault_node
+        status = 0 if report["simulation"]["verdict"] == "PASS" else 1
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         print(render_text(report), end="")
-    return 0
+        if args.simulate:
+            print(report["simulation"]["verdict"])
+    return status
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -181,7 +181,38 @@ def _metrics_text(s: Schedule, v) -> str:
               f"efficiency {v.efficiency:.4f}"]
     lines += [f"bound {b}" for b in bounds] or ["bound none known for this model/topology"]
     lines.append("busy " + " ".join(map(str, v.busy)))
+    for fabric, need in _fabric_needs(s).items():
+        lines.append(f"{fabric} fabric: " + (f"refused: {need['refused']}" if "refused" in need
+                     else f"depth {need['depth']} (cycles), slots {need['slots']}"))
     return "\n".join(lines) + "\n"
+
+
+#: Schedules over this many messages are not compiled by ``check`` (time).
+FABRIC_NEEDS_MESSAGES = 1 << 18
+
+
+def _fabric_needs(s: Schedule) -> dict:
+    """The smallest build of each schedule-driven fabric that runs ``s``.
+
+    ``{"schedule": {"depth", "slots"}, "network": {"depth", "slots"}}``; a
+    fabric that cannot run ``s`` gets ``{"refused": why}`` instead.
+    """
+    from .model.schedules.network_program import compile_network
+    from .model.schedules.program import ProgramError, cycles_for, slots_for
+    if s.messages > FABRIC_NEEDS_MESSAGES:
+        why = f"not compiled by check (over {FABRIC_NEEDS_MESSAGES:,} messages)"
+        return {"schedule": {"refused": why}, "network": {"refused": why}}
+    needs = {}
+    try:
+        needs["schedule"] = {"depth": cycles_for(s), "slots": slots_for(s)}
+    except ProgramError as e:
+        needs["schedule"] = {"refused": str(e)}
+    try:
+        net = compile_network(s)
+        needs["network"] = {"depth": net.cycles, "slots": net.slots}
+    except ProgramError as e:
+        needs["network"] = {"refused": str(e)}
+    return needs
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -195,6 +226,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                           "source": b.source} for b in bounds_for(s, v.items_per_node)]
         out["problems"] = [str(e) for e in found]
         out["more_problems"] = more
+        if v.valid:
+            out["fabrics"] = _fabric_needs(s)
         print(json.dumps(out))
     elif v.valid:
         sys.stdout.write(_metrics_text(s, v))

@@ -199,3 +199,5 @@ def test_board_plans_use_the_board_resources(board, pins, tools):
     assert [c[0] for c in commands] == tools
     nextpnr = commands[1]
     assert "--report" in nextpnr and "--timing-allow-fail" in nextpnr
+    # ECP5: the checkers' multiplications stay in LUTs (DSP blocks cost 40 % of Fmax)
+    assert ("-nodsp" in plan.files["top.ys"]) == (board != "icebreaker")

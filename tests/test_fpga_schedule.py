@@ -73,8 +73,9 @@ def test_help_says_what_the_schedule_fabric_refuses(capsys):
     with pytest.raises(SystemExit):
         main(["fpga", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "--fabric {fsm,schedule}" in text
-    assert "--board and --no-trace are refused" in text
+    assert "--fabric {fsm,schedule,network}" in text
+    assert "the configuration options and --no-trace are refused" in text
+    assert "--schedule FILE.json" in text and "FAIL (node K)" in text
 
 
 def test_schedule_job_is_the_schedule_fabric_in_the_bare_boundary():

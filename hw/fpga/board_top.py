@@ -24,7 +24,57 @@ from .pll import ecp5_pll_params, ice40_pll_params
 from .selftest import TOP_ERROR_BITS, SelfTest
 from .uart import StatusLine, UARTTx
 
-__all__ = ["BoardTop"]
+__all__ = ["BoardTop", "pll_domain", "resource_helpers"]
+
+
+def pll_domain(m: Module, platform, clock_mhz: float) -> float:
+    """Drive ``m``'s ``sync`` domain from a PLL at ``clock_mhz``; returns the frequency in MHz."""
+    f_in = platform.default_clk_frequency / 1e6
+    clk_port = platform.request(platform.default_clk, dir="-")
+    clk = Signal(name="pll_clk")
+    lock = Signal(name="pll_lock")
+    family = getattr(platform, "family", None)
+    if family == "iCE40":
+        params, out = ice40_pll_params(f_in, clock_mhz)
+        m.submodules.pll = Instance("SB_PLL40_PAD", **params, i_RESETB=1, i_BYPASS=0,
+                                    i_PACKAGEPIN=clk_port.io,
+                                    o_PLLOUTGLOBAL=clk, o_LOCK=lock)
+    elif family == "ecp5":
+        params, out = ecp5_pll_params(f_in, clock_mhz)
+        m.submodules.osc = osc = io.Buffer("i", clk_port)
+        clk_in = osc.i
+        m.submodules.pll = Instance(
+            "EHXPLLL", **params,
+            a_FREQUENCY_PIN_CLKI=str(f_in), a_FREQUENCY_PIN_CLKOP=str(out),
+            a_ICP_CURRENT="12", a_LPF_RESISTOR="8", a_MFG_ENABLE_FILTEROPAMP="1",
+            a_MFG_GMCREF_SEL="2",
+            p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
+            p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_CLKOP_ENABLE="ENABLED",
+            p_FEEDBK_PATH="CLKOP",
+            i_RST=0, i_STDBY=0, i_CLKI=clk_in, i_CLKFB=clk, o_CLKOP=clk, o_LOCK=lock,
+            i_PHASESEL0=0, i_PHASESEL1=0, i_PHASEDIR=1, i_PHASESTEP=1, i_PHASELOADREG=1,
+            i_PLLWAKESYNC=0, i_ENCLKOP=0)
+    else:
+        raise ValueError(f"no PLL support for platform {type(platform).__name__}")
+    m.domains.sync = ClockDomain("sync")
+    m.d.comb += ClockSignal("sync").eq(clk)
+    m.submodules.reset_sync = ResetSynchronizer(~lock, domain="sync")
+    # No explicit constraint on `clk`: nextpnr derives the PLL output's
+    # frequency from the oscillator's constraint and the PLL parameters.
+    return out
+
+
+def resource_helpers(m: Module, platform):
+    """``has(name, number=0)`` and ``output(name, number, value)`` for a board top's pins."""
+    def has(name, number=0):
+        return (name, number) in platform.resources
+
+    def output(name, number, value):
+        port = platform.request(name, number, dir="-")
+        m.submodules[f"{name}_{number}"] = buffer = io.Buffer("o", port)
+        m.d.comb += buffer.o.eq(value)
+
+    return has, output
 
 
 class BoardTop(wiring.Component):
@@ -62,50 +112,14 @@ class BoardTop(wiring.Component):
         self.achieved_mhz: float | None = None
         super().__init__({})
 
-    def _pll_domain(self, m: Module, platform) -> float:
-        """Drive the ``sync`` domain from a PLL; returns its frequency in Hz."""
-        f_in = platform.default_clk_frequency / 1e6
-        clk_port = platform.request(platform.default_clk, dir="-")
-        clk = Signal(name="pll_clk")
-        lock = Signal(name="pll_lock")
-        family = getattr(platform, "family", None)
-        if family == "iCE40":
-            params, out = ice40_pll_params(f_in, self._clock_mhz)
-            m.submodules.pll = Instance("SB_PLL40_PAD", **params, i_RESETB=1, i_BYPASS=0,
-                                        i_PACKAGEPIN=clk_port.io,
-                                        o_PLLOUTGLOBAL=clk, o_LOCK=lock)
-        elif family == "ecp5":
-            params, out = ecp5_pll_params(f_in, self._clock_mhz)
-            m.submodules.osc = osc = io.Buffer("i", clk_port)
-            clk_in = osc.i
-            m.submodules.pll = Instance(
-                "EHXPLLL", **params,
-                a_FREQUENCY_PIN_CLKI=str(f_in), a_FREQUENCY_PIN_CLKOP=str(out),
-                a_ICP_CURRENT="12", a_LPF_RESISTOR="8", a_MFG_ENABLE_FILTEROPAMP="1",
-                a_MFG_GMCREF_SEL="2",
-                p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
-                p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_CLKOP_ENABLE="ENABLED",
-                p_FEEDBK_PATH="CLKOP",
-                i_RST=0, i_STDBY=0, i_CLKI=clk_in, i_CLKFB=clk, o_CLKOP=clk, o_LOCK=lock,
-                i_PHASESEL0=0, i_PHASESEL1=0, i_PHASEDIR=1, i_PHASESTEP=1, i_PHASELOADREG=1,
-                i_PLLWAKESYNC=0, i_ENCLKOP=0)
-        else:
-            raise ValueError(f"no PLL support for platform {type(platform).__name__}")
-        m.domains.sync = ClockDomain("sync")
-        m.d.comb += ClockSignal("sync").eq(clk)
-        m.submodules.reset_sync = ResetSynchronizer(~lock, domain="sync")
-        # No explicit constraint on `clk`: nextpnr derives the PLL output's
-        # frequency from the oscillator's constraint and the PLL parameters.
-        self.achieved_mhz = out
-        return out * 1e6
-
     def elaborate(self, platform) -> Module:
         if platform is None:
             raise ValueError("BoardTop needs a platform (simulate SelfTest instead)")
         m = Module()
         m.submodules.selftest = st = self.selftest
         if self._clock_mhz is not None:
-            clk_hz = self._pll_domain(m, platform)
+            self.achieved_mhz = pll_domain(m, platform, self._clock_mhz)
+            clk_hz = self.achieved_mhz * 1e6
         else:
             clk_hz = platform.default_clk_frequency
             self.achieved_mhz = clk_hz / 1e6
@@ -115,13 +129,7 @@ class BoardTop(wiring.Component):
         beat_bit = max(0, min(31, int(math.log2(max(1.0, clk_hz / run_cycles)))))
         heartbeat = st.runs[beat_bit]
 
-        def has(name, number=0):
-            return (name, number) in platform.resources
-
-        def output(name, number, value):
-            port = platform.request(name, number, dir="-")
-            m.submodules[f"{name}_{number}"] = buffer = io.Buffer("o", port)
-            m.d.comb += buffer.o.eq(value)
+        has, output = resource_helpers(m, platform)
 
         if has("led_g") and has("led_r"):
             output("led_g", 0, heartbeat & st.ok)

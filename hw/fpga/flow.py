@@ -78,6 +78,9 @@ class FlowJob:
     pnr_seed: int
     trace: bool
     top: object
+    #: Board builds: also write nextpnr's placed and routed netlist
+    #: (``top.routed.json``), which :mod:`pipegossip.sim.netlist_sim` simulates.
+    netlist: bool = False
     _bare: dict | None = None      # cached inputs of a bare build
     #: The network fabric's topology and operation (``network`` builds only).
     network: tuple | None = None
@@ -162,26 +165,40 @@ def prepare(config: RunConfig, width: int = 8, device: str | None = None,
 
 def prepare_schedule(n: int, width: int = 8, depth: int = 64, slots: int | None = None,
                      device: str | None = None, clock_mhz: float | None = None,
-                     pnr_seed: int = 1) -> FlowJob:
-    """A bare build of the schedule fabric ``ScheduleFabric(n, width, depth, slots)``.
+                     pnr_seed: int = 1, board: str | None = None,
+                     image: list[int] | None = None) -> FlowJob:
+    """A build of the schedule fabric ``ScheduleFabric(n, width, depth, slots)``.
 
-    The fabric sits in the same registered boundary as the FSM fabric's bare
-    build, with every port live (it has no debug input to tie, and its trace
-    outputs are its deliveries). There is no board top for it.
+    Bare (no ``board``): the fabric sits in the same registered boundary as
+    the FSM fabric's bare build, with every port live (it has no debug input
+    to tie, and its trace outputs are its deliveries). With a ``board``: the
+    :class:`~pipegossip.hw.fpga.schedule_board.ScheduleBoardTop` that runs
+    and checks ``image`` (encoded entries of
+    :mod:`pipegossip.hw.schedule.image`), which a board build needs.
 
     Raises
     ------
     TypeError, ValueError
-        For an unknown device, a bad clock or seed, or a size the fabric
-        refuses (quoted from its own message).
+        For an unknown device or board, a bad clock or seed, a size the
+        fabric refuses (quoted from its own message), an image that does
+        not fit, or an image without a board or a board without an image.
     """
     from ..schedule.fabric import ScheduleFabric, schedule_size
     from .bare_top import BareTop
+    from .schedule_board import ScheduleBoardTop
 
-    dev = _check_target(device, None, clock_mhz, pnr_seed)
+    dev = _check_target(device, board, clock_mhz, pnr_seed)
     size = schedule_size(n, width, depth, slots)
-    top = BareTop(ScheduleFabric(size.n, size.width, size.depth, size.slots), name="fabric")
-    return FlowJob(size, size.width, dev, None, clock_mhz, pnr_seed, True, top)
+    if (board is None) != (image is None):
+        raise ValueError("a board build of the schedule fabric needs an image, "
+                         "and only a board build takes one")
+    if board is None:
+        top = BareTop(ScheduleFabric(size.n, size.width, size.depth, size.slots), name="fabric")
+    else:
+        if clock_mhz is not None:
+            _check_pll(dev, BOARDS[board], clock_mhz)
+        top = ScheduleBoardTop(size, image, clock_mhz=clock_mhz)
+    return FlowJob(size, size.width, dev, BOARDS.get(board), clock_mhz, pnr_seed, True, top)
 
 
 def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None = None,
@@ -372,18 +389,28 @@ def board_plan(job: FlowJob):
         raise ValueError("board_plan needs a job prepared with a board")
     module, cls = job.board.platform.split(":")
     platform = getattr(importlib.import_module(module), cls)()
+    if job.fabric == "schedule" and hasattr(platform, "break_off_pmod"):
+        # the iCEBreaker's snap-off LEDs show the first wrong node
+        platform.add_resources(platform.break_off_pmod)
     nextpnr_opts = ["--report", "top.report.json", "--timing-allow-fail",
                     "--seed", str(job.pnr_seed)]
+    if job.netlist:
+        nextpnr_opts += ["--write", "top.routed.json"]
     # do_build=False returns the plan without running it; amaranth's check
     # for the programming tool (openFPGALoader on the ULX3S) only runs when
     # amaranth builds by itself, so a build needs no programmer installed.
-    return platform.build(job.top, name="top", do_build=False, nextpnr_opts=nextpnr_opts)
+    # ECP5: no DSP blocks. Yosys maps the checkers' constant multiplications
+    # (hw/words.py) into MULT18X18D blocks, whose delay set the ULX3S top's
+    # Fmax (99.8 MHz with them); LUTs are faster for these narrow products.
+    extra = {"synth_opts": "-nodsp"} if job.device.family == "ecp5" else {}
+    return platform.build(job.top, name="top", do_build=False, nextpnr_opts=nextpnr_opts,
+                          **extra)
 
 
 def _run_board(job: FlowJob, tmp: Path, progress: Progress, deadline: float | None,
                locate: Callable[[str], str]) -> dict:
     board, dev = job.board, job.device
-    progress(f"elaborating the self-checking {board.name} top for {job.config.slug} "
+    progress(f"elaborating the self-checking {board.name} top for {job.slug} "
              f"(width {job.width})")
     board_plan(job).extract(tmp)
     commands = json.loads((tmp / "build_top.json").read_text())["commands"]

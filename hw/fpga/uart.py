@@ -1,4 +1,4 @@
-"""Transmitting the board top's status: an 8N1 UART and the status line it sends."""
+"""The board tops' serial line: an 8N1 UART (transmit, receive) and the status line sent."""
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
@@ -7,7 +7,12 @@ from amaranth.lib.wiring import In, Out
 from ...model.config import RunConfig
 from .selftest import TOP_ERROR_BITS
 
-__all__ = ["UARTTx", "StatusLine", "status_text"]
+__all__ = ["UARTTx", "UARTRx", "StatusLine", "status_text"]
+
+
+def _check_divisor(who: str, divisor) -> None:
+    if isinstance(divisor, bool) or not isinstance(divisor, int) or divisor < 2:
+        raise ValueError(f"{who} divisor must be an integer >= 2, not {divisor!r}")
 
 
 class UARTTx(wiring.Component):
@@ -30,8 +35,7 @@ class UARTTx(wiring.Component):
     tx: Out(1, init=1)
 
     def __init__(self, divisor: int):
-        if isinstance(divisor, bool) or not isinstance(divisor, int) or divisor < 2:
-            raise ValueError(f"UARTTx divisor must be an integer >= 2, not {divisor!r}")
+        _check_divisor("UARTTx", divisor)
         self._divisor = divisor
         super().__init__()
 
@@ -50,6 +54,64 @@ class UARTTx(wiring.Component):
                              bits_left.eq(bits_left - 1), tick.eq(self._divisor - 1)]
             with m.Else():
                 m.d.sync += tick.eq(tick - 1)
+        return m
+
+
+class UARTRx(wiring.Component):
+    """An 8N1 UART receiver.
+
+    Parameters
+    ----------
+    divisor : int
+        Clock cycles per bit (clock frequency / baud rate), at least 2.
+
+    Attributes
+    ----------
+    rx : In(1, init=1)
+        The serial line, idle high (synchronised by the caller).
+    data : Out(stream.Signature(8))
+        Each received byte, ``valid`` for one cycle about half a bit time
+        after its stop bit's middle; a byte whose stop bit is low is dropped.
+        ``ready`` is not looked at (the consumer must take every byte).
+    """
+
+    rx: In(1, init=1)
+    data: Out(stream.Signature(8))
+
+    def __init__(self, divisor: int):
+        _check_divisor("UARTRx", divisor)
+        self._divisor = divisor
+        super().__init__()
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        tick = Signal(range(self._divisor))
+        bits = Signal(range(10))
+        shift = Signal(8)
+        m.d.sync += self.data.valid.eq(0)
+        m.d.comb += self.data.payload.eq(shift)
+        with m.FSM(name="rx"):
+            with m.State("Idle"):
+                with m.If(~self.rx):
+                    m.d.sync += tick.eq(self._divisor // 2)
+                    m.next = "Start"
+            with m.State("Start"):   # to the middle of the start bit
+                with m.If(tick != 0):
+                    m.d.sync += tick.eq(tick - 1)
+                with m.Elif(self.rx):
+                    m.next = "Idle"  # a glitch, not a start bit
+                with m.Else():
+                    m.d.sync += [tick.eq(self._divisor - 1), bits.eq(0)]
+                    m.next = "Bits"
+            with m.State("Bits"):    # one sample in the middle of every bit
+                with m.If(tick != 0):
+                    m.d.sync += tick.eq(tick - 1)
+                with m.Elif(bits == 8):
+                    m.d.sync += self.data.valid.eq(self.rx)
+                    m.next = "Idle"
+                with m.Else():
+                    m.d.sync += [shift.eq(Cat(shift[1:], self.rx)), bits.eq(bits + 1),
+                                 tick.eq(self._divisor - 1)]
         return m
 
 

