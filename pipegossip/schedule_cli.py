@@ -198,13 +198,14 @@ def _fabric_needs(s: Schedule) -> dict:
     fabric that cannot run ``s`` gets ``{"refused": why}`` instead.
     """
     from .model.schedules.network_program import compile_network
-    from .model.schedules.program import ProgramError, cycles_for, slots_for
+    from .model.schedules.program import ProgramError, compile_schedule
     if s.messages > FABRIC_NEEDS_MESSAGES:
         why = f"not compiled by check (over {FABRIC_NEEDS_MESSAGES:,} messages)"
         return {"schedule": {"refused": why}, "network": {"refused": why}}
     needs = {}
     try:
-        needs["schedule"] = {"depth": cycles_for(s), "slots": slots_for(s)}
+        prog = compile_schedule(s)
+        needs["schedule"] = {"depth": prog.cycles, "slots": prog.slots}
     except ProgramError as e:
         needs["schedule"] = {"refused": str(e)}
     try:

@@ -102,12 +102,25 @@ def test_an_existing_image_survives_a_refused_run(tmp_path, capsys):
     assert out.read_text() == "keep\n"
 
 
-def test_check_prints_the_depth_and_slots_the_schedule_fabric_needs(capsys):
+def test_check_prints_the_depth_and_slots_each_fabric_needs(capsys):
     assert main(["check", EXAMPLE]) == 0
-    assert "schedule fabric: depth 3 (cycles), slots 4" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "schedule fabric: depth 3 (cycles), slots 4" in out
+    assert "network fabric: depth 3 (cycles), slots 4" in out
     assert main(["check", EXAMPLE, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["fabrics"] == {
-        "schedule": {"depth": 3, "slots": 4}}
+        "schedule": {"depth": 3, "slots": 4}, "network": {"depth": 3, "slots": 4}}
+
+
+def test_check_says_which_fabric_cannot_run_a_schedule(tmp_path, capsys):
+    # the cycle's allreduce forwards part of an accumulator: neither fabric runs it
+    f = tmp_path / "ar.json"
+    assert main(["schedule", "allreduce", "--topology", "cycle", "--n", "6", "-o", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(f), "--format", "json"]) == 0
+    fabrics = json.loads(capsys.readouterr().out)["fabrics"]
+    assert "only the whole accumulator" in fabrics["schedule"]["refused"]
+    assert "refused" in fabrics["network"] and "depth" not in fabrics["network"]
 
 
 def test_an_unknown_option_names_the_command_once(capsys):
