@@ -350,12 +350,18 @@ def test_without_a_seed_the_words_taken_are_the_words_expected():
     assert "delivery words (unknown seed and no ready, valid, payload)" in verdict.unchecked
 
 
-def test_a_wrong_source_is_told_without_a_word_when_none_is_known():
-    config = CONFIGS[0]
+def _wordless(config: RunConfig) -> HwRun:
+    """A record whose words are unknown: no seed, and no handshake to read them at."""
     run = recorded(config)
     run.spec.word_seed = None
     for name in ("ready", "valid", "payload"):
         del run.samples[name]
+    return run
+
+
+def test_a_wrong_source_is_told_without_a_word_when_none_is_known():
+    config = CONFIGS[0]
+    run = _wordless(config)
     step, src, dst, sess = simulate(config).deliveries.rows()[2]
     run.samples["dsource"][step - run.first_cycle, dst] = (src + 1) % config.n
     first = judge(config, 8, run).first_mismatch
@@ -509,10 +515,7 @@ def test_the_start_cycle_s_done_is_not_judged_but_cycle_1_s_is():
 
 def test_a_wrong_session_is_caught_without_a_word():
     config = CONFIGS[2]
-    run = recorded(config)
-    run.spec.word_seed = None
-    for name in ("ready", "valid", "payload"):
-        del run.samples[name]
+    run = _wordless(config)
     step, src, dst, sess = simulate(config).deliveries.rows()[4]
     run.samples["dsession"][step - run.first_cycle, dst] = (sess + 1) % config.sessions
     first = judge(config, 8, run).first_mismatch
