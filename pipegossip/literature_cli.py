@@ -19,6 +19,7 @@ import sys
 
 from .cli import UsageError
 from .files import atomic_write
+from .model.algorithms.short_messages_search import SOLVERS, SYMMETRIES
 from .options import checked_number, positive_int
 
 __all__ = ["register", "LITERATURE_ALGORITHMS", "literature_schedule", "table_rows"]
@@ -124,6 +125,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--p", type=positive_int, required=True)
     p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS",
                    help="stop after the solver call that passes this (default: none)")
+    p.add_argument("--solver", choices=SOLVERS,
+                   default="cadical153", help="python-sat solver (default cadical153; a "
+                   "second one cross-checks an UNSAT verdict)")
+    p.add_argument("--symmetry", choices=SYMMETRIES, default="first-calls",
+                   help="symmetry break: first-calls (nodes first call in id order; default) "
+                   "or pair-order (first call {0,1}, adjacent disjoint calls in pair order)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_short_search)
 
@@ -163,7 +170,7 @@ def table_rows(table: str, max_n: int = 128, max_k: int = 12, max_p: int = 8) ->
 
 #: c(n, p) settled by ``short-messages-search`` (SAT; docs/literature.md has times).
 SHORT_EXACT = {(4, 2): 4, (5, 3): 6, (6, 2): 9, (6, 3): 9, (6, 4): 8, (7, 3): 11, (7, 4): 10,
-               (7, 5): 10, (8, 2): 16, (8, 4): 12}
+               (7, 5): 10, (8, 2): 16, (8, 3): 13, (8, 4): 12}
 
 
 def _short_rows(max_n: int, max_p: int) -> list[dict]:
@@ -301,7 +308,7 @@ def cmd_short_search(args: argparse.Namespace) -> int:
     from .model.algorithms.short_messages_search import calls_schedule, min_calls_sat
     ours = validate(short_messages(args.n, args.p)).calls
     lower = packet_calls_lower(args.n, args.p).value
-    r = min_calls_sat(args.n, args.p, lower, ours, args.time_limit)
+    r = min_calls_sat(args.n, args.p, lower, ours, args.time_limit, args.solver, args.symmetry)
     if r.calls:  # the solver's schedule goes through the one validator too
         v = validate(calls_schedule(args.n, args.p, r.calls))
         if not v.valid or v.calls != r.optimum:
