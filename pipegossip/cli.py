@@ -53,6 +53,7 @@ COMMAND_MODULES = [
     "pipegossip.fpga_cli",
     "pipegossip.schedule_cli",
     "pipegossip.schedule_hw_cli",
+    "pipegossip.optimum_cli",
     "pipegossip.prove_cli",
     "pipegossip.literature_cli",
     "pipegossip.network_cli",
