@@ -39,7 +39,8 @@ SEARCH_MAX_NODES = 400
 SEARCH_BUDGET = 20_000
 _BENCH = {"hypercube13": ("hypercube", {"k": 13}), "mesh80": ("mesh", {"a": 80, "b": 80}),
           "knodel8192": ("knodel", {"n": 8192}), "debruijn13": ("debruijn", {"k": 13}),
-          "butterfly10": ("butterfly", {"k": 10}), "pancake7": ("pancake", {"k": 7})}
+          "butterfly10": ("butterfly", {"k": 10}), "pancake7": ("pancake", {"k": 7}),
+          "debruijn8": ("debruijn", {"k": 8}), "mesh30": ("mesh", {"a": 30, "b": 30})}
 
 
 def paper_tables() -> dict:
@@ -71,8 +72,9 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--weights", choices=("bfs", "potential"), default="bfs",
                    help="matching: edge weights (default bfs)")
     g.add_argument("--dist-exp", type=finite_float, default=4.0, help="matching: Dist_Exp, default 4")
-    g.add_argument("--matcher", choices=("auto", "exact", "greedy"), default="auto",
-                   help="matching: auto (exact up to 2500 edges), exact or greedy")
+    g.add_argument("--matcher", choices=("auto", "exact", "greedy", "networkx"), default="auto",
+                   help="matching: auto (exact up to 2500 edges), exact (compiled blossom, "
+                   "rustworkx), greedy, or networkx (the pure-Python reference blossom)")
     g.add_argument("--num-exp", type=finite_float, default=None,
                    help="matching: the paper's Num_Exp, an even split over bce_v (default: "
                    "split by shortest paths)")
@@ -176,12 +178,46 @@ def bench_case(case: str) -> dict:
             "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
+def matching_bench(case: str, seed: int = 1) -> list[dict]:
+    """One maximum-weight matching of the case's graph (random integer weights below
+    2^40, ``seed``) by each backend, CPU seconds side by side; the weights must agree."""
+    import numpy as np
+
+    from .model.algorithms.matching import max_weight_pairs
+    from .model.schedules.topologies import topology
+    name, params = _BENCH[case]
+    topo = topology(name, **params)
+    rng = np.random.default_rng(seed)
+    weighted = [(u, v, int(w)) for (u, v), w in zip(topo.edges.tolist(),
+                                                   rng.integers(1, 1 << 40, size=topo.m))]
+    weight = {(u, v): w for u, v, w in weighted}
+    out = []
+    for backend in ("rustworkx", "networkx"):
+        c0 = time.process_time()
+        pairs = max_weight_pairs(topo.n, weighted, backend)
+        out.append({"case": case, "n": topo.n, "m": topo.m, "backend": backend,
+                    "cpu_s": round(time.process_time() - c0, 2),
+                    "weight": sum(weight[min(p), max(p)] for p in pairs)})
+    if out[0]["weight"] != out[1]["weight"]:
+        raise AssertionError(f"{case}: rustworkx and networkx matchings differ in weight")
+    return out
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     bad = [c for c in cases if c not in _BENCH]
     if bad or not cases:
         raise UsageError(f"--cases: unknown case {bad[0] if bad else '(none)'!r} "
                          f"(expected {', '.join(_BENCH)})")
+    if args.matching:
+        print(f"{'case':<12} {'n':>6} {'m':>6} {'rustworkx cpu s':>16} {'networkx cpu s':>15} "
+              f"{'speed-up':>9}", flush=True)
+        for case in cases:
+            fast, slow = matching_bench(case)
+            print(f"{case:<12} {fast['n']:>6} {fast['m']:>6} {fast['cpu_s']:>16} "
+                  f"{slow['cpu_s']:>15} {slow['cpu_s'] / max(fast['cpu_s'], 0.01):>8.1f}x",
+                  flush=True)
+        return 0
     print(f"{'case':<12} {'n':>6} {'m':>6} {'R':>4} {'gen s':>7} {'gen cpu':>8} {'gen MiB':>8} "
           f"{'check s':>8} {'peak MiB':>9}", flush=True)
     for case in cases:  # a fresh process per case: its peak memory is its own
@@ -207,8 +243,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Dist_Exp 2, 4, 8, 16, the paper's even bce split with Num_Exp 0 and 1, potential) "
         "beside the paper's LB, UB, HR; table4: broadcast from node 0; table1: the large "
         "graphs, one process per row with its time and peak memory (minutes each); table3: "
-        "linear cost, R and S per tau. Every schedule is validated.")
-    p.add_argument("table", choices=("table6", "table5", "table4", "table1", "table3"))
+        "linear cost, R and S per tau; optimum: the certified fewest F1 gossip rounds "
+        "(pipegossip optimum) of every family at its two smallest sizes, beside the matching "
+        "portfolio's, the colouring search's and their best R (* marks an optimal one). "
+        "Every schedule is validated.")
+    p.add_argument("table", choices=("table6", "table5", "table4", "table1", "table3", "optimum"))
     p.add_argument("--max-k", type=decimal, default=7,
                    help="largest k (table1/table3: largest n = 2^k); default 7")
     p.add_argument("--min-k", type=decimal, default=3, help="smallest k (table4/5/6); default 3")
@@ -226,7 +265,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--exact", action="store_true",
                    help="table3: exact (blossom) matching instead of greedy (hours)")
     p.add_argument("--row-timeout", type=finite_float, default=None, metavar="SECONDS",
-                   help="table1: stop a row (a separate process) after this long")
+                   help="table1: stop a row (a separate process) after this long; optimum: "
+                   "the SAT search's time limit per row")
     p.add_argument("--search", action="store_true",
                    help="table6: also run the colour-string search")
     p.add_argument("--format", choices=("md", "json"), default="md")
@@ -240,4 +280,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "and the case's overall peak (the schedule's item arrays dominate).")
     p.add_argument("--cases", default="hypercube13,mesh80", metavar="CASE,...",
                    help=f"any of {', '.join(_BENCH)}; default hypercube13,mesh80")
+    p.add_argument("--matching", action="store_true",
+                   help="time one maximum-weight matching (random integer weights) by the "
+                   "compiled rustworkx blossom and by networkx's, side by side; the weights "
+                   "must agree")
     p.set_defaults(func=cmd_bench)
