@@ -18,17 +18,19 @@ from importlib import resources
 
 from .cli import UsageError
 from .model.errors import FormatError
-from .options import bounded_int, decimal, finite_float
+from .options import bounded_int, checked_number, decimal, finite_float
 
 # Each multiplies the heuristic's work: bounded so a typo cannot run for days.
 _TRIES = bounded_int(1, 1000, "tie orders tried")
 _CANDIDATES = bounded_int(1, 64, "matchings compared per round")
 _LOOKAHEAD = bounded_int(0, 8, "rounds looked ahead")
+_BUDGET = checked_number(float, "seconds", lambda v: 0 < v <= 24 * 3600,
+                         "must be more than 0 and at most 86400 seconds, got {text}")
 
 __all__ = ["register", "NETWORK_ALGORITHMS", "add_network_arguments", "network_schedule",
            "paper_tables", "build_topology", "bench_case"]
 
-NETWORK_ALGORITHMS = ("matching", "coloring")
+NETWORK_ALGORITHMS = ("matching", "coloring", "best")
 #: Gossip keeps an n x n knowledge matrix; beyond this it is too slow to be useful here.
 MAX_GOSSIP_NODES = 16384
 #: ``Dist_Exp`` values the tables try, keeping the best R (the paper reports
@@ -81,6 +83,9 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tries", type=_TRIES, default=1,
                    help="matching: best of this many tie orders (natural, then random from "
                    "--seed); default 1")
+    g.add_argument("--budget", type=_BUDGET, default=60.0, metavar="SECONDS",
+                   help="best: seconds for the portfolio after its first candidates "
+                   "(default 60)")
     g.add_argument("--candidates", type=_CANDIDATES, default=4,
                    help="matching: matchings compared per round with --lookahead; default 4")
 
@@ -120,6 +125,8 @@ def network_schedule(args: argparse.Namespace):
         raise UsageError("--primitive broadcast needs --root")
     if gossip and topo.n > MAX_GOSSIP_NODES:
         raise UsageError(f"gossip is limited to {MAX_GOSSIP_NODES} nodes, got {topo.n}")
+    if args.algorithm == "best":
+        return _best(args, topo)
     if args.algorithm == "coloring":
         given = [o for o, bad in (("--tau", args.tau is not None), ("--lookahead", args.lookahead),
                                   ("--primitive broadcast", not gossip),
@@ -149,6 +156,25 @@ def network_schedule(args: argparse.Namespace):
                                  seed=args.seed or 0, candidates=args.candidates)
     except ValueError as e:
         raise UsageError(f"matching: {e}") from None
+
+
+def _best(args: argparse.Namespace, topo):
+    """``schedule best``: the portfolio of :mod:`.model.algorithms.portfolio`."""
+    from .model.algorithms.portfolio import best_schedule
+    given = [o for o, bad in (("--colors", args.colors is not None),
+                              ("--lookahead", args.lookahead), ("--num-exp", args.num_exp
+                                                                 is not None),
+                              ("--tries", args.tries != 1), ("--weights", args.weights != "bfs"),
+                              ("--dist-exp", args.dist_exp != 4.0)) if bad]
+    if given:
+        raise UsageError(f"best: {given[0]} does not apply (the portfolio tries every setting)")
+    if args.tau is not None and not args.tau >= 0:
+        raise UsageError("--tau must be >= 0")
+    try:
+        return best_schedule(topo, primitive=args.primitive, root=args.root, tau=args.tau,
+                             budget=args.budget, seed=args.seed or 0, matcher=args.matcher)[0]
+    except ValueError as e:
+        raise UsageError(f"best: {e}") from None
 
 
 # ----------------------------------------------------------------- tables
