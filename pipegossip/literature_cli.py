@@ -20,7 +20,7 @@ import sys
 from .cli import UsageError
 from .files import atomic_write
 from .model.algorithms.short_messages_search import SOLVERS, SYMMETRIES
-from .options import checked_number, positive_int
+from .options import positive_int, time_limit_seconds
 
 __all__ = ["register", "LITERATURE_ALGORITHMS", "literature_schedule", "table_rows"]
 
@@ -76,8 +76,7 @@ def literature_schedule(args: argparse.Namespace):
 
 
 #: --time-limit of the SAT search: more than 0 seconds, at most a week.
-_time_limit = checked_number(float, "seconds", lambda v: 0 < v <= 7 * 24 * 3600,
-                             "must be more than 0 and at most 604800 seconds, got {text}")
+_time_limit = time_limit_seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -15,12 +15,11 @@ import json
 
 from .cli import UsageError
 from .files import atomic_write
-from .options import checked_number, decimal, positive_int
+from .options import decimal, positive_int, time_limit_seconds
 
 __all__ = ["register", "solve"]
 
-_time_limit = checked_number(float, "seconds", lambda v: 0 < v <= 7 * 24 * 3600,
-                             "must be more than 0 and at most 604800 seconds, got {text}")
+_time_limit = time_limit_seconds
 
 
 def solve(topo, model: str, primitive: str = "gossip", root: int | None = None,

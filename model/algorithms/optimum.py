@@ -37,7 +37,6 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from ..schedules.ir import Message, Schedule
 from ..schedules.topologies import Topology
