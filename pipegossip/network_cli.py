@@ -295,6 +295,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "the SAT search's time limit per row")
     p.add_argument("--search", action="store_true",
                    help="table6: also run the colour-string search")
+    p.add_argument("--best", type=_BUDGET, default=None, metavar="SECONDS",
+                   help="table4/table5: each row by 'schedule best' with this budget "
+                   "(constructions, every setting, colouring, look-ahead, restarts); the "
+                   "seconds column is then CPU")
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.set_defaults(func=cmd_table)
 

@@ -54,6 +54,15 @@ def best_matching(topo, primitive="gossip", root=None, tau=None, portfolio=PORTF
     return best[1], best[2], best[3], time.perf_counter() - start
 
 
+def _best_row(topo, primitive, root, budget):
+    """``schedule best`` for a table row: (R, what won, CPU seconds)."""
+    from .model.algorithms.portfolio import best_schedule
+    from .model.schedules.validate import check
+    c0 = time.process_time()
+    s, _ = best_schedule(topo, primitive, root, budget=budget)
+    return check(s).R, s.origin["source"].split(":")[0], time.process_time() - c0
+
+
 def _load() -> str:
     """The 1-minute load average (the machine is shared: times depend on it)."""
     try:
@@ -65,7 +74,7 @@ def _load() -> str:
 
 def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, tries: int = 1,
                lookahead: int = 0, row_timeout: float | None = None, families=_FAMILIES,
-               portfolio=None, exact: bool = False):
+               portfolio=None, exact: bool = False, budget: float | None = None):
     """Rows of ``network-table NAME`` (a generator: each row as soon as it is measured)."""
     from .model.algorithms.coloring import color_schedule, search_colors
     from .model.schedules.topologies import _size, topology
@@ -101,9 +110,13 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
             for k in range(min_k, max_k + 1):
                 i = k - paper["k_first"]
                 topo = topology(fam, k=k)
-                R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
-                                               0 if bcast else None, portfolio=portfolio,
-                                               tries=tries, lookahead=lookahead)
+                if budget is not None:  # schedule best: the whole portfolio
+                    R, how, sec = _best_row(topo, "broadcast" if bcast else "gossip",
+                                            0 if bcast else None, budget)
+                else:
+                    R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
+                                                   0 if bcast else None, portfolio=portfolio,
+                                                   tries=tries, lookahead=lookahead)
                 yield {"graph": f"{fam}_{k}", "n": topo.n, "LB": data[fam]["LB"][i],
                        "UB": data[fam]["UB"][i], "paper_HR": data[fam]["HR"][i], "R": R,
                        "setting": how, "lower": math.ceil(math.log2(topo.n)) if bcast
@@ -252,8 +265,11 @@ def cmd_table(args: argparse.Namespace) -> int:
             raise UsageError(f"--settings: unknown {bad[0] if bad else '(none)'!r} "
                              f"(expected some of {', '.join(names)})")
         portfolio = [names[x] for x in wanted]
+    if args.best is not None and args.table not in ("table4", "table5"):
+        raise UsageError("--best applies to table4 and table5")
     rows = table_rows(args.table, args.max_k, args.search, args.min_k, args.tries,
-                      args.lookahead, args.row_timeout, families, portfolio, args.exact)
+                      args.lookahead, args.row_timeout, families, portfolio, args.exact,
+                      args.best)
     if args.format == "json":
         print(json.dumps(list(rows), indent=1))
         return 0
