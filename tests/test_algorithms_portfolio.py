@@ -52,3 +52,10 @@ def test_schedule_best_on_the_command_line(tmp_path, capsys):
                  "-o", str(out)]) == 2
     assert "--colors does not apply" in capsys.readouterr().err
     assert main(["schedule", "best", "--topology", "hypercube", "--k", "3", "--budget", "0"]) == 2
+
+
+def test_the_papers_table6_string_is_a_candidate():
+    # butterfly_6: the plain matching settings need 13 rounds, the paper's string 12
+    s, tried = best_schedule(topology("butterfly", k=6), budget=0.01)
+    assert validate(s).R == 12 and "the paper's Table 6" in s.origin["source"]
+    assert best_schedule(topology("debruijn", k=3), budget=0.01)[1][-1][0].startswith("matching")

@@ -7,7 +7,8 @@
    Knödel graphs (round ``r`` uses the perfect matching of dimension
    ``r mod d``; ``k`` rounds on the ``k``-cube, ``log2 n`` on ``W(2^d)``);
 2. the matching heuristic with every weighting of :data:`MATCHING_SETTINGS`;
-3. the colouring search (section 6 of Beier and Sibeyn; unit-cost gossip);
+3. colour strings (unit-cost gossip): the paper's own Table 6 string where it
+   prints one, and the colouring search (its section 6);
 4. look-ahead and random tie orders (restarts) on the best setting, while
    the budget lasts.
 
@@ -83,6 +84,15 @@ def dimension_order(topo: Topology, primitive: str = "gossip", root: int | None 
                                                    "source": "dimension order"})
 
 
+def _published_string(topo: Topology) -> str | None:
+    """Beier and Sibeyn's Table 6 colour string for this graph, if they print one."""
+    import json
+    from importlib import resources
+    k = topo.params.get("k")
+    text = (resources.files(__package__) / "beier_sibeyn_tables.json").read_text()
+    return json.loads(text)["table6"].get(topo.name, {}).get(str(k))
+
+
 def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = None,
                   tau: float | None = None, budget: float = 60.0, seed: int = 0,
                   settings=MATCHING_SETTINGS, matcher: str = "auto") -> tuple[Schedule, list]:
@@ -121,6 +131,9 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
                  matching_schedule(topo, primitive=primitive, root=root, tau=tau,
                                    weights=weights, num_exp=num_exp, dist_exp=de,
                                    matcher=matcher))
+    published = _published_string(topo) if tau is None and primitive == "gossip" else None
+    if published:
+        consider(f"coloring {published} (the paper's Table 6)", color_schedule(topo, published))
     if tau is None and primitive == "gossip" and left():
         try:
             colors = search_colors(topo, budget=20_000)
