@@ -58,6 +58,7 @@ COMMAND_MODULES = [
     "pipegossip.schedule_hw_cli",
     "pipegossip.program_cli",
     "pipegossip.fpga_references",
+    "pipegossip.optimum_cli",
     "pipegossip.prove_cli",
     "pipegossip.literature_cli",
     "pipegossip.network_cli",

@@ -20,7 +20,8 @@ import sys
 from .bounded import TimeLimitReached, run_bounded, time_limited
 from .cli import UsageError
 from .files import atomic_write
-from .options import checked_number, positive_int
+from .model.algorithms.short_messages_search import SOLVERS, SYMMETRIES
+from .options import positive_int, time_limit_seconds
 
 __all__ = ["register", "LITERATURE_ALGORITHMS", "literature_schedule", "table_rows"]
 
@@ -76,8 +77,7 @@ def literature_schedule(args: argparse.Namespace):
 
 
 #: --time-limit of the SAT search: more than 0 seconds, at most a week.
-_time_limit = checked_number(float, "seconds", lambda v: 0 < v <= 7 * 24 * 3600,
-                             "must be more than 0 and at most 604800 seconds, got {text}")
+_time_limit = time_limit_seconds
 
 
 _TIME_LIMIT_HELP = ("stop the command after SECONDS (counted from its start; the solver is "
@@ -132,6 +132,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--p", type=positive_int, required=True)
     p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS",
                    help=_TIME_LIMIT_HELP)
+    p.add_argument("--solver", choices=SOLVERS,
+                   default="cadical153", help="python-sat solver (default cadical153; a "
+                   "second one cross-checks an UNSAT verdict)")
+    p.add_argument("--symmetry", choices=SYMMETRIES, default="first-calls",
+                   help="symmetry break: first-calls (nodes first call in id order; default) "
+                   "or pair-order (first call {0,1}, adjacent disjoint calls in pair order)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_short_search)
 
@@ -171,7 +177,7 @@ def table_rows(table: str, max_n: int = 128, max_k: int = 12, max_p: int = 8) ->
 
 #: c(n, p) settled by ``short-messages-search`` (SAT; docs/literature.md has times).
 SHORT_EXACT = {(4, 2): 4, (5, 3): 6, (6, 2): 9, (6, 3): 9, (6, 4): 8, (7, 3): 11, (7, 4): 10,
-               (7, 5): 10, (8, 2): 16, (8, 4): 12}
+               (7, 5): 10, (8, 2): 16, (8, 3): 13, (8, 4): 12}
 
 
 def _short_rows(max_n: int, max_p: int) -> list[dict]:
@@ -325,7 +331,8 @@ def cmd_short_search(args: argparse.Namespace) -> int:
         with time_limited(args.time_limit):
             ours = validate(short_messages(args.n, args.p)).calls
             r, _ = run_bounded(min_calls_sat, args.n, args.p, lower, ours,
-                               time_limit=args.time_limit)
+                               time_limit=args.time_limit, solver=args.solver,
+                               symmetry=args.symmetry)
     except TimeLimitReached as e:
         steps = [step for step, _ in e.progress]
         proved = e.progress[-1][1] if e.progress else lower

@@ -18,17 +18,19 @@ from importlib import resources
 
 from .cli import UsageError
 from .model.errors import FormatError
-from .options import bounded_int, decimal, finite_float
+from .options import bounded_int, checked_number, decimal, finite_float
 
 # Each multiplies the heuristic's work: bounded so a typo cannot run for days.
 _TRIES = bounded_int(1, 1000, "tie orders tried")
 _CANDIDATES = bounded_int(1, 64, "matchings compared per round")
 _LOOKAHEAD = bounded_int(0, 8, "rounds looked ahead")
+_BUDGET = checked_number(float, "seconds", lambda v: 0 < v <= 24 * 3600,
+                         "must be more than 0 and at most 86400 seconds, got {text}")
 
 __all__ = ["register", "NETWORK_ALGORITHMS", "add_network_arguments", "network_schedule",
            "paper_tables", "build_topology", "bench_case"]
 
-NETWORK_ALGORITHMS = ("matching", "coloring")
+NETWORK_ALGORITHMS = ("matching", "coloring", "best")
 #: Gossip keeps an n x n knowledge matrix; beyond this it is too slow to be useful here.
 MAX_GOSSIP_NODES = 16384
 #: ``Dist_Exp`` values the tables try, keeping the best R (the paper reports
@@ -39,7 +41,8 @@ SEARCH_MAX_NODES = 400
 SEARCH_BUDGET = 20_000
 _BENCH = {"hypercube13": ("hypercube", {"k": 13}), "mesh80": ("mesh", {"a": 80, "b": 80}),
           "knodel8192": ("knodel", {"n": 8192}), "debruijn13": ("debruijn", {"k": 13}),
-          "butterfly10": ("butterfly", {"k": 10}), "pancake7": ("pancake", {"k": 7})}
+          "butterfly10": ("butterfly", {"k": 10}), "pancake7": ("pancake", {"k": 7}),
+          "debruijn8": ("debruijn", {"k": 8}), "mesh30": ("mesh", {"a": 30, "b": 30})}
 
 
 def paper_tables() -> dict:
@@ -71,14 +74,18 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--weights", choices=("bfs", "potential"), default="bfs",
                    help="matching: edge weights (default bfs)")
     g.add_argument("--dist-exp", type=finite_float, default=4.0, help="matching: Dist_Exp, default 4")
-    g.add_argument("--matcher", choices=("auto", "exact", "greedy"), default="auto",
-                   help="matching: auto (exact up to 2500 edges), exact or greedy")
+    g.add_argument("--matcher", choices=("auto", "exact", "greedy", "networkx"), default="auto",
+                   help="matching: auto (exact up to 2500 edges), exact (compiled blossom, "
+                   "rustworkx), greedy, or networkx (the pure-Python reference blossom)")
     g.add_argument("--num-exp", type=finite_float, default=None,
                    help="matching: the paper's Num_Exp, an even split over bce_v (default: "
                    "split by shortest paths)")
     g.add_argument("--tries", type=_TRIES, default=1,
                    help="matching: best of this many tie orders (natural, then random from "
                    "--seed); default 1")
+    g.add_argument("--budget", type=_BUDGET, default=60.0, metavar="SECONDS",
+                   help="best: seconds for the portfolio after its first candidates "
+                   "(default 60)")
     g.add_argument("--candidates", type=_CANDIDATES, default=4,
                    help="matching: matchings compared per round with --lookahead; default 4")
 
@@ -118,6 +125,8 @@ def network_schedule(args: argparse.Namespace):
         raise UsageError("--primitive broadcast needs --root")
     if gossip and topo.n > MAX_GOSSIP_NODES:
         raise UsageError(f"gossip is limited to {MAX_GOSSIP_NODES} nodes, got {topo.n}")
+    if args.algorithm == "best":
+        return _best(args, topo)
     if args.algorithm == "coloring":
         given = [o for o, bad in (("--tau", args.tau is not None), ("--lookahead", args.lookahead),
                                   ("--primitive broadcast", not gossip),
@@ -149,6 +158,25 @@ def network_schedule(args: argparse.Namespace):
         raise UsageError(f"matching: {e}") from None
 
 
+def _best(args: argparse.Namespace, topo):
+    """``schedule best``: the portfolio of :mod:`.model.algorithms.portfolio`."""
+    from .model.algorithms.portfolio import best_schedule
+    given = [o for o, bad in (("--colors", args.colors is not None),
+                              ("--lookahead", args.lookahead), ("--num-exp", args.num_exp
+                                                                 is not None),
+                              ("--tries", args.tries != 1), ("--weights", args.weights != "bfs"),
+                              ("--dist-exp", args.dist_exp != 4.0)) if bad]
+    if given:
+        raise UsageError(f"best: {given[0]} does not apply (the portfolio tries every setting)")
+    if args.tau is not None and not args.tau >= 0:
+        raise UsageError("--tau must be >= 0")
+    try:
+        return best_schedule(topo, primitive=args.primitive, root=args.root, tau=args.tau,
+                             budget=args.budget, seed=args.seed or 0, matcher=args.matcher)[0]
+    except ValueError as e:
+        raise UsageError(f"best: {e}") from None
+
+
 # ----------------------------------------------------------------- tables
 def cmd_table(args: argparse.Namespace) -> int:
     from .network_tables import cmd_table as run
@@ -176,12 +204,46 @@ def bench_case(case: str) -> dict:
             "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
+def matching_bench(case: str, seed: int = 1) -> list[dict]:
+    """One maximum-weight matching of the case's graph (random integer weights below
+    2^40, ``seed``) by each backend, CPU seconds side by side; the weights must agree."""
+    import numpy as np
+
+    from .model.algorithms.matching import max_weight_pairs
+    from .model.schedules.topologies import topology
+    name, params = _BENCH[case]
+    topo = topology(name, **params)
+    rng = np.random.default_rng(seed)
+    weighted = [(u, v, int(w)) for (u, v), w in zip(topo.edges.tolist(),
+                                                   rng.integers(1, 1 << 40, size=topo.m))]
+    weight = {(u, v): w for u, v, w in weighted}
+    out = []
+    for backend in ("rustworkx", "networkx"):
+        c0 = time.process_time()
+        pairs = max_weight_pairs(topo.n, weighted, backend)
+        out.append({"case": case, "n": topo.n, "m": topo.m, "backend": backend,
+                    "cpu_s": round(time.process_time() - c0, 2),
+                    "weight": sum(weight[min(p), max(p)] for p in pairs)})
+    if out[0]["weight"] != out[1]["weight"]:
+        raise AssertionError(f"{case}: rustworkx and networkx matchings differ in weight")
+    return out
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     bad = [c for c in cases if c not in _BENCH]
     if bad or not cases:
         raise UsageError(f"--cases: unknown case {bad[0] if bad else '(none)'!r} "
                          f"(expected {', '.join(_BENCH)})")
+    if args.matching:
+        print(f"{'case':<12} {'n':>6} {'m':>6} {'rustworkx cpu s':>16} {'networkx cpu s':>15} "
+              f"{'speed-up':>9}", flush=True)
+        for case in cases:
+            fast, slow = matching_bench(case)
+            print(f"{case:<12} {fast['n']:>6} {fast['m']:>6} {fast['cpu_s']:>16} "
+                  f"{slow['cpu_s']:>15} {slow['cpu_s'] / max(fast['cpu_s'], 0.01):>8.1f}x",
+                  flush=True)
+        return 0
     print(f"{'case':<12} {'n':>6} {'m':>6} {'R':>4} {'gen s':>7} {'gen cpu':>8} {'gen MiB':>8} "
           f"{'check s':>8} {'peak MiB':>9}", flush=True)
     for case in cases:  # a fresh process per case: its peak memory is its own
@@ -207,8 +269,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Dist_Exp 2, 4, 8, 16, the paper's even bce split with Num_Exp 0 and 1, potential) "
         "beside the paper's LB, UB, HR; table4: broadcast from node 0; table1: the large "
         "graphs, one process per row with its time and peak memory (minutes each); table3: "
-        "linear cost, R and S per tau. Every schedule is validated.")
-    p.add_argument("table", choices=("table6", "table5", "table4", "table1", "table3"))
+        "linear cost, R and S per tau; optimum: the certified fewest F1 gossip rounds "
+        "(pipegossip optimum) of every family at its two smallest sizes, beside the matching "
+        "portfolio's, the colouring search's and their best R (* marks an optimal one). "
+        "Every schedule is validated.")
+    p.add_argument("table", choices=("table6", "table5", "table4", "table1", "table3", "optimum"))
     p.add_argument("--max-k", type=decimal, default=7,
                    help="largest k (table1/table3: largest n = 2^k); default 7")
     p.add_argument("--min-k", type=decimal, default=3, help="smallest k (table4/5/6); default 3")
@@ -226,9 +291,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--exact", action="store_true",
                    help="table3: exact (blossom) matching instead of greedy (hours)")
     p.add_argument("--row-timeout", type=finite_float, default=None, metavar="SECONDS",
-                   help="table1: stop a row (a separate process) after this long")
+                   help="table1: stop a row (a separate process) after this long; optimum: "
+                   "the SAT search's time limit per row")
     p.add_argument("--search", action="store_true",
                    help="table6: also run the colour-string search")
+    p.add_argument("--best", type=_BUDGET, default=None, metavar="SECONDS",
+                   help="table4/table5: each row by 'schedule best' with this budget "
+                   "(constructions, every setting, colouring, look-ahead, restarts); the "
+                   "seconds column is then CPU")
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.set_defaults(func=cmd_table)
 
@@ -240,4 +310,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "and the case's overall peak (the schedule's item arrays dominate).")
     p.add_argument("--cases", default="hypercube13,mesh80", metavar="CASE,...",
                    help=f"any of {', '.join(_BENCH)}; default hypercube13,mesh80")
+    p.add_argument("--matching", action="store_true",
+                   help="time one maximum-weight matching (random integer weights) by the "
+                   "compiled rustworkx blossom and by networkx's, side by side; the weights "
+                   "must agree")
     p.set_defaults(func=cmd_bench)

@@ -13,16 +13,16 @@ import sys
 import time
 
 from .cli import UsageError
+from .model.algorithms.portfolio import MATCHING_SETTINGS, setting_label
 
-__all__ = ["PORTFOLIO", "best_matching", "table_rows", "table1_row", "cmd_table"]
+__all__ = ["PORTFOLIO", "best_matching", "table_rows", "table1_row", "cmd_table",
+           "optimum_rows", "OPTIMUM_ROWS"]
 
 #: The matching heuristic's settings a table row tries, keeping the best R (the paper
 #: reports its best result over tuned parameters): ``(weights, num_exp, dist_exp)``.
 #: ``num_exp`` None is our shortest-path split of the BFS weight; a number is the
 #: paper's even split over ``bce_v`` (equation 9).
-PORTFOLIO = ([("bfs", None, de) for de in (2.0, 4.0, 8.0, 16.0)]
-             + [("bfs", ne, de) for ne in (0.0, 1.0) for de in (2.0, 4.0)]
-             + [("potential", None, 4.0)])
+PORTFOLIO = MATCHING_SETTINGS
 _FAMILIES = ("ccc", "shuffle_exchange", "butterfly", "debruijn")
 
 
@@ -31,11 +31,8 @@ def _lower(n: int) -> int:
     return math.ceil(math.log2(n)) + n % 2
 
 
-def setting_name(weights: str, num_exp, dist_exp: float) -> str:
-    """Short label of a portfolio entry: ``bfs de=2``, ``bce ne=0 de=2``, ``potential``."""
-    if weights == "potential":
-        return "potential"
-    return f"bfs de={dist_exp:g}" if num_exp is None else f"bce ne={num_exp:g} de={dist_exp:g}"
+#: Short label of a portfolio entry: ``bfs de=2``, ``bce ne=0 de=2``, ``potential``.
+setting_name = setting_label
 
 
 def best_matching(topo, primitive="gossip", root=None, tau=None, portfolio=PORTFOLIO,
@@ -57,6 +54,15 @@ def best_matching(topo, primitive="gossip", root=None, tau=None, portfolio=PORTF
     return best[1], best[2], best[3], time.perf_counter() - start
 
 
+def _best_row(topo, primitive, root, budget):
+    """``schedule best`` for a table row: (R, what won, CPU seconds)."""
+    from .model.algorithms.portfolio import best_schedule
+    from .model.schedules.validate import check
+    c0 = time.process_time()
+    s, _ = best_schedule(topo, primitive, root, budget=budget)
+    return check(s).R, s.origin["source"].split(":")[0], time.process_time() - c0
+
+
 def _load() -> str:
     """The 1-minute load average (the machine is shared: times depend on it)."""
     try:
@@ -68,7 +74,7 @@ def _load() -> str:
 
 def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, tries: int = 1,
                lookahead: int = 0, row_timeout: float | None = None, families=_FAMILIES,
-               portfolio=None, exact: bool = False):
+               portfolio=None, exact: bool = False, budget: float | None = None):
     """Rows of ``network-table NAME`` (a generator: each row as soon as it is measured)."""
     from .model.algorithms.coloring import color_schedule, search_colors
     from .model.schedules.topologies import _size, topology
@@ -104,9 +110,13 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
             for k in range(min_k, max_k + 1):
                 i = k - paper["k_first"]
                 topo = topology(fam, k=k)
-                R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
-                                               0 if bcast else None, portfolio=portfolio,
-                                               tries=tries, lookahead=lookahead)
+                if budget is not None:  # schedule best: the whole portfolio
+                    R, how, sec = _best_row(topo, "broadcast" if bcast else "gossip",
+                                            0 if bcast else None, budget)
+                else:
+                    R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
+                                                   0 if bcast else None, portfolio=portfolio,
+                                                   tries=tries, lookahead=lookahead)
                 yield {"graph": f"{fam}_{k}", "n": topo.n, "LB": data[fam]["LB"][i],
                        "UB": data[fam]["UB"][i], "paper_HR": data[fam]["HR"][i], "R": R,
                        "setting": how, "lower": math.ceil(math.log2(topo.n)) if bcast
@@ -120,6 +130,8 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
                    "paper_HR": p["HR"], "paper_s": p["time_s"]}
             row.update(_table1_subprocess(i, row_timeout))
             yield row
+    elif name == "optimum":
+        yield from optimum_rows(row_timeout)
     elif name == "table3":
         for p in paper["table3"]:
             topo = topology(**p["topology"])
@@ -137,6 +149,49 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
                        "matcher": "exact" if exact else "greedy", "setting": how,
                        "seconds": round(sec, 1),
                        "load": _load()}
+
+
+#: ``network-table optimum``: every family at its two smallest sizes (n <= 64).
+OPTIMUM_ROWS = (("hypercube", {"k": 3}), ("hypercube", {"k": 4}), ("mesh", {"a": 3, "b": 3}),
+                ("mesh", {"a": 4, "b": 4}), ("torus", {"a": 3, "b": 3}),
+                ("torus", {"a": 4, "b": 4}), ("star", {"k": 3}), ("star", {"k": 4}),
+                ("pancake", {"k": 3}), ("pancake", {"k": 4}), ("ccc", {"k": 3}),
+                ("ccc", {"k": 4}), ("butterfly", {"k": 3}), ("butterfly", {"k": 4}),
+                ("shuffle_exchange", {"k": 3}), ("shuffle_exchange", {"k": 4}),
+                ("debruijn", {"k": 3}), ("debruijn", {"k": 4}), ("knodel", {"n": 8}),
+                ("knodel", {"n": 16}))
+
+
+def optimum_rows(time_limit: float | None = None, budget: float = 60.0):
+    """Certified F1 gossip optima beside the heuristics' R: the matching portfolio, the
+    colouring search and ``schedule best`` (which also has the dimension orders and
+    look-ahead); ``*`` marks an optimal one. The best schedule caps the SAT search."""
+    from .model.algorithms.optimum import min_rounds
+    from .model.algorithms.portfolio import best_schedule
+    from .model.schedules.topologies import topology
+    from .model.schedules.validate import check
+    for fam, params in OPTIMUM_ROWS:
+        topo = topology(fam, **params)
+        t = time.perf_counter()
+        s, tried = best_schedule(topo, budget=budget)
+        heur = time.perf_counter() - t
+        plain = [r for name, r, _ in tried if name.startswith("matching")
+                 and "lookahead" not in name and "tries" not in name]
+        coloring = [r for name, r, _ in tried if name.startswith("coloring")]
+        r = min_rounds(topo, "F1", known=s, time_limit=time_limit)
+        if r.schedule is not None and check(r.schedule).R != r.optimum:
+            raise AssertionError(f"{fam} {params}: the optimum schedule does not validate")
+        opt = r.optimum
+
+        def mark(x):
+            return "-" if x is None else f"{x}*" if x == opt else str(x)
+        yield {"graph": f"{fam}_{'x'.join(str(v) for v in params.values())}", "n": topo.n,
+               "m": topo.m, "lower": r.bound,
+               "optimum": opt if opt is not None else f">= {r.lower}",
+               "matching": mark(min(plain)), "coloring": mark(min(coloring, default=None)),
+               "best": mark(check(s).R), "best_by": s.origin["source"].split(":")[0],
+               "solver_s": round(r.seconds, 1), "heuristics_s": round(heur, 1),
+               "load": _load()}
 
 
 def table1_row(index: int) -> dict:
@@ -210,8 +265,11 @@ def cmd_table(args: argparse.Namespace) -> int:
             raise UsageError(f"--settings: unknown {bad[0] if bad else '(none)'!r} "
                              f"(expected some of {', '.join(names)})")
         portfolio = [names[x] for x in wanted]
+    if args.best is not None and args.table not in ("table4", "table5"):
+        raise UsageError("--best applies to table4 and table5")
     rows = table_rows(args.table, args.max_k, args.search, args.min_k, args.tries,
-                      args.lookahead, args.row_timeout, families, portfolio, args.exact)
+                      args.lookahead, args.row_timeout, families, portfolio, args.exact,
+                      args.best)
     if args.format == "json":
         print(json.dumps(list(rows), indent=1))
         return 0

@@ -19,7 +19,8 @@ from .model.errors import ConfigError
 from .model.orders import FAMILIES, load_orders
 
 __all__ = ["add_config_arguments", "checked_number", "choice_list", "config_from_args", "decimal",
-           "int_list", "missing_config", "positive_int", "progress_printer", "word_width",
+           "int_list", "missing_config", "positive_int", "progress_printer",
+           "time_limit_seconds", "word_width",
            "word_widths"]
 
 
@@ -270,3 +271,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
                           f"{len(orders)} orders (leave --n out: the file gives N)")
     _check_size(args, len(orders))
     return RunConfig.explicit(orders, **options)
+
+
+#: argparse type of a solver's ``--time-limit``: seconds, more than 0, at most a week.
+time_limit_seconds = checked_number(float, "seconds", lambda v: 0 < v <= 7 * 24 * 3600,
+                                    "must be more than 0 and at most 604800 seconds, got {text}")

@@ -378,6 +378,11 @@ cmd("polling-search", ["--k", "3", "--graph", "complete"], [("--k", "positive")]
 cmd("short-messages-search", ["--n", "4", "--p", "1", "--time-limit", "10"],
     [("--n", "positive"), ("--p", "positive"), ("--time-limit", "float")], stdout=True,
     huge=[["--n", "100000"], ["--n", "100000", "--p", "100000"]])
+cmd("optimum", ["--topology", "cycle", "--n", "4", "--model", "F1", "--time-limit", "60"],
+    [("--n", "positive"), ("--p", "positive"), ("--time-limit", "float")],
+    out=("file", "-o"), stdout=True,
+    huge=[["--n", "100000"], ["--topology", "complete", "--n", "100000"]],
+    choices=["--topology", "--model", "--primitive", "--format"])
 cmd("network-table", ["table6", "--max-k", "3"], [("--max-k", "positive")], stdout=True,
     huge=[["--max-k", "100000"]], choices=["--format"])
 cmd("network-bench", ["--cases", "nonexistent"], [], cheap=False,

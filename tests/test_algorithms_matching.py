@@ -170,3 +170,28 @@ def test_linear_cost_beats_the_unit_cost_schedule_at_its_own_measure(tau):
     assert (unit.R, unit.S) == (6, 27)
     assert 6 + 15 * tau <= linear.T(tau) < unit.T(tau)
     assert linear.T(2.0) <= 44  # 6 + 2 * 19, as measured when this test was written
+
+
+def test_compiled_matching_equals_the_networkx_reference():
+    # rustworkx's blossom against networkx's on random integer-weighted graphs: the
+    # matchings may differ, their weights may not; both must be matchings
+    from pipegossip.model.algorithms.matching import max_weight_pairs
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        n = int(rng.integers(4, 40))
+        pairs = {(int(a), int(b)) for a, b in rng.integers(0, n, size=(3 * n, 2)) if a < b}
+        weighted = [(a, b, int(rng.integers(1, 10 if trial % 2 else 1 << 40))) for a, b in pairs]
+        w = {(a, b): x for a, b, x in weighted}
+        total = {}
+        for backend in ("rustworkx", "networkx"):
+            got = max_weight_pairs(n, weighted, backend)
+            ends = [v for p in got for v in p]
+            assert len(ends) == len(set(ends)), backend
+            total[backend] = sum(w[min(p), max(p)] for p in got)
+        assert total["rustworkx"] == total["networkx"], trial
+
+
+def test_exact_and_networkx_matchers_give_equal_rounds():
+    topo = topology("ccc", k=3)
+    assert (validate(matching_schedule(topo, matcher="exact")).R
+            == validate(matching_schedule(topo, matcher="networkx")).R)

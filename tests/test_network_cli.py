@@ -141,3 +141,22 @@ def test_numbers_are_plain_and_finite(capsys, argv, needle):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and needle in err and "Warning" not in err
+
+
+def test_table5_by_the_portfolio(capsys):
+    status = main(["network-table", "table5", "--max-k", "3", "--families", "debruijn",
+                   "--best", "1", "--format", "json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert status == 0 and rows[0]["graph"] == "debruijn_3" and rows[0]["R"] == 4
+    assert main(["network-table", "table6", "--best", "1"]) == 2
+    assert "--best applies to table4 and table5" in capsys.readouterr().err
+
+
+def test_optimum_table_marks_the_optimal_heuristics(monkeypatch):
+    pytest.importorskip("pysat")
+    from pipegossip import network_tables
+    monkeypatch.setattr(network_tables, "OPTIMUM_ROWS", (("knodel", {"n": 8}),))
+    (row,) = list(network_tables.optimum_rows(budget=1))
+    # Knodel's dimension order is optimal; the matching heuristic is a round over
+    assert (row["graph"], row["optimum"], row["best"], row["matching"]) == ("knodel_8", 3, "3*", "4")
+    assert row["best_by"] == "dimension order"

@@ -267,16 +267,20 @@ def cycle_gossip(n: int, p: int | None = 1) -> Schedule:
     rounds, Theorem 3.4) and Fig. 10 (odd N via an imaginary ``(N+1)``-th
     node, ``(N+1)/2 + 1`` rounds, Theorem 3.5); packets hold at most two
     tokens. For N = 3 the ``p >= 2`` algorithm takes Table 1's 3 rounds, but
-    Theorem 3.5 needs N > 3: the ``p = 1`` schedule gossips the triangle in 2.
-    The parameters are those of :func:`path_gossip`.
+    Theorem 3.5 needs N > 3: the triangle gets the ``p = 1`` schedule, 2
+    rounds, optimal (every node must receive 2 tokens on 2 in-edges, and
+    nobody knows another's token before round 2), with Table 1's 3 named in
+    its source. The parameters are those of :func:`path_gossip`.
     """
     _check(n, p)
-    if p == 1:
+    if p == 1 or n == 3:
         r = np.repeat(np.arange(1, n), n)
         i = np.tile(np.arange(n), n - 1)
+        note = "" if p == 1 else (f"; optimal {n - 1} rounds, Table 1 says "
+                                  f"{table1_rounds('cycle', n, p)} (Theorem 3.5 needs N > 3)")
         return _schedule(n, "cycle", p, [_one(r, i, (i - 1) % n, (i + r - 1) % n)],
                          "cycle-gossip", "every node forwards to its left neighbour "
-                         "(Theorem 2.1)")
+                         f"(Theorem 2.1){note}")
     parts = _cycle_even_large(n) if n % 2 == 0 else _cycle_odd_large(n)
     how = ("two-token packets, even nodes start in round 1, odd in round 2 (Fig. 8)"
            if n % 2 == 0 else "even cycle on N+1 nodes, v_0 plays the imaginary v_N (Fig. 10)")

@@ -26,6 +26,11 @@ The paper's boundary cases are exact and built separately: ``p = 1`` needs
 ``n <= p + 1`` is the unlimited case, ``2n - 4`` calls (the 4-node core of
 :func:`~pipegossip.model.algorithms.limits.min_calls`).
 
+Where the protocol is not optimal, :mod:`.short_messages_schemes` has
+constructions with fewer calls (``2n - 4`` for ``4 <= n <= 2p - 1``,
+``n^2/4`` for ``p = 2`` and even ``n``, the 3-cube for ``n = 8``);
+:func:`short_messages` takes whichever has the fewest calls.
+
 Decisions where the text is loose (see docs/literature.md): a call's payload
 is the paper's interval minus what the receiver already holds (never more);
 the last phase's partners are chosen by the knowledge the phases actually
@@ -45,7 +50,7 @@ import numpy as np
 from ..schedules.bounds import packet_split
 from ..schedules.ir import Schedule, complete
 
-__all__ = ["short_messages", "protocol_calls", "split", "paper_count", "PAPER"]
+__all__ = ["short_messages", "protocol_calls", "best_calls", "split", "paper_count", "PAPER"]
 
 PAPER = "Bermond, Gargano, Perennes: Optimal sequential gossiping by short messages (1998)"
 _MAX_N = 4096
@@ -302,6 +307,23 @@ def _finish(c: _Calls, nodes: list[int], pairs: list[tuple[int, int]]) -> None:
                 c.call(u, v, _lowest(c.know[u] & c.missing(v), c.p), 0)
 
 
+def best_calls(n: int, p: int) -> tuple[list[tuple[int, int, int, int]], str]:
+    """The fewest calls of the protocol and of :mod:`.short_messages_schemes`, and the winner's name.
+
+    Ties go to the paper's protocol, so a scheme is used only where it saves calls.
+    """
+    from .short_messages_schemes import SCHEMES
+    best, name = protocol_calls(n, p), "protocol"
+    if p >= 2 and n >= p + 2:  # the exact boundary cases need no help
+        for scheme, build in SCHEMES.items():
+            c = build(n, p)
+            if c is not None and len(c.calls) < len(best):
+                if any(c.missing(v) for v in range(n)):
+                    raise AssertionError(f"{scheme} n={n} p={p}: gossip incomplete")
+                best, name = c.calls, scheme
+    return best, name
+
+
 def protocol_calls(n: int, p: int) -> list[tuple[int, int, int, int]]:
     """The protocol's calls in sequence: ``(u, v, blocks u->v, blocks v->u)`` as bit masks."""
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= _MAX_N:
@@ -343,12 +365,14 @@ def short_messages(n: int, p: int) -> Schedule:
     Returns
     -------
     Schedule
-        Model F1, packet size ``p``. Calls are the paper's sequence, packed
-        into rounds as early as their nodes allow; ``calls`` in the
-        validator's metrics is the count of Theorem 3.1 (``n(n-1)/2`` for
-        ``p = 1``, ``2n - 4`` for ``4 <= n <= p + 1``).
+        Model F1, packet size ``p``. Calls are the paper's sequence, or a
+        scheme of :mod:`.short_messages_schemes` where that has fewer
+        (``2n - 4`` for ``4 <= n <= 2p - 1``, ``n^2/4`` for ``p = 2`` and
+        even ``n``, ``12`` for ``n = 8, p = 4``), packed into rounds as
+        early as their nodes allow; ``calls`` in the validator's metrics is
+        at most the count of Theorem 3.1 (``n(n-1)/2`` for ``p = 1``).
     """
-    calls = protocol_calls(n, p)
+    calls, scheme = best_calls(n, p)
     last = [0] * n
     rnd = []
     for u, v, _, _ in calls:  # a call waits only for the earlier calls of its two nodes
@@ -375,7 +399,9 @@ def short_messages(n: int, p: int) -> Schedule:
     item_ptr = np.concatenate([[0], np.cumsum(counts)])
     h, k = split(n, p)
     how = ("every pair calls once" if p == 1 else "n <= p+1: 4-node core, 2n-4 calls"
-           if n <= p + 1 else f"n = {h}*{p} + {k}: four phases of section 3")
+           if n <= p + 1 else f"n = {h}*{p} + {k}: four phases of section 3"
+           if scheme == "protocol" else f"{scheme} scheme, {len(calls)} calls (fewer than "
+           f"the section-3 protocol's {paper_count(n, p)})")
     return Schedule(topology=complete(n), model="F1", p=p, round_ptr=round_ptr, src=src,
                     dst_ptr=np.arange(m + 1), dst=dst, item_ptr=item_ptr, items=items,
                     origin={"algorithm": "short-messages",

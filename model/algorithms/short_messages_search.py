@@ -66,7 +66,14 @@ class CallSearch:
     method: str = ""
 
 
-def _cnf(n: int, p: int, m: int):
+#: Symmetry breaks: ``pair-order`` (first call {0,1}, adjacent disjoint calls in pair
+#: order) or ``first-calls`` (nodes make their first call in id order).
+SYMMETRIES = ("pair-order", "first-calls")
+#: SAT solvers of python-sat offered for the search (a second one cross-checks UNSAT).
+SOLVERS = ("cadical153", "glucose4", "maplechrono", "minisat22")
+
+
+def _cnf(n: int, p: int, m: int, symmetry: str = "pair-order"):
     from pysat.card import CardEnc, EncType
     from pysat.formula import IDPool
 
@@ -101,18 +108,37 @@ def _cnf(n: int, p: int, m: int):
                 cnf += [[-x, -lit, k(t - 1, u, b)] for u, lit in mine]
             if p < n - 1:
                 cnf += CardEnc.atmost(got, p, vpool=pool, encoding=EncType.seqcounter).clauses
-    cnf.append([c[1, (0, 1)]])
-    for t in range(1, m):
-        for i, e in enumerate(pairs):
-            for f in pairs[:i]:
-                if not set(e) & set(f):
-                    cnf.append([-c[t, e], -c[t + 1, f]])
+    if symmetry == "pair-order":
+        cnf.append([c[1, (0, 1)]])
+        for t in range(1, m):
+            for i, e in enumerate(pairs):
+                for f in pairs[:i]:
+                    if not set(e) & set(f):
+                        cnf.append([-c[t, e], -c[t + 1, f]])
+    else:  # a[t, v]: v has called by step t; v+1 never before v (relabel by first call)
+        for t in range(1, m + 1):
+            for v in range(n):
+                a, mine = pool.id(("a", t, v)), [c[t, e] for e in pairs if v in e]
+                prev = [pool.id(("a", t - 1, v))] if t > 1 else []
+                cnf.append([-a] + prev + mine)
+                cnf += [[-x, a] for x in prev + mine]
+                if v:
+                    cnf.append([-a, pool.id(("a", t, v - 1))])
+        # swapping adjacent disjoint calls whose four nodes have all called
+        # before keeps every first-call step, so the pair order stays valid there
+        for t in range(2, m):
+            for i, e in enumerate(pairs):
+                for f in pairs[:i]:
+                    if not set(e) & set(f):
+                        cnf.append([-c[t, e], -c[t + 1, f]]
+                                   + [-pool.id(("a", t - 1, u)) for u in e + f])
     cnf += [[k(m, v, b)] for v in range(n) for b in range(n)]
     return cnf, c, pool
 
 
 def min_calls_sat(n: int, p: int, lower: int, upper: int,
-                  progress: Callable[[tuple, int], None] | None = None) -> CallSearch:
+                  progress: Callable[[tuple, int], None] | None = None,
+                  solver: str = "cadical153", symmetry: str = "pair-order") -> CallSearch:
     """``c(n, p)`` by SAT: try ``M = lower, lower + 1, ...`` until one is satisfiable.
 
     Parameters
@@ -128,16 +154,24 @@ def min_calls_sat(n: int, p: int, lower: int, upper: int,
         ``(M, verdict, seconds)`` and the count now proved a lower bound, so
         a caller that stops the search early (a time limit, a signal) still
         knows what it proved.
+    solver : str
+        One of :data:`SOLVERS` (python-sat names).
+    symmetry : str
+        One of :data:`SYMMETRIES`; both are valid alone, so two encodings
+        and two solvers can cross-check an UNSAT verdict.
     """
+    if solver not in SOLVERS or symmetry not in SYMMETRIES:
+        raise ValueError(f"solver must be one of {SOLVERS} and symmetry one of {SYMMETRIES}, "
+                         f"got {solver!r}, {symmetry!r}")
     from pysat.solvers import Solver
 
     t0 = time.perf_counter()
     steps, calls = [], []
     m = lower
     while m < upper:
-        cnf, c, pool = _cnf(n, p, m)
+        cnf, c, pool = _cnf(n, p, m, symmetry)
         t = time.perf_counter()
-        with Solver(name="cadical153", bootstrap_with=cnf) as s:
+        with Solver(name=solver, bootstrap_with=cnf) as s:
             ok = s.solve()
             model = set(x for x in s.get_model() if x > 0) if ok else set()
         steps.append((m, "SAT" if ok else "UNSAT", time.perf_counter() - t))
@@ -151,11 +185,16 @@ def min_calls_sat(n: int, p: int, lower: int, upper: int,
                     calls.append((u, v, got[0], got[1]))
             break
         m += 1
-    return CallSearch(n, p, m, m, calls, steps, time.perf_counter() - t0, _METHOD)
+    return CallSearch(n, p, m, m, calls, steps, time.perf_counter() - t0,
+                      _method(solver, symmetry))
 
 
-_METHOD = ("SAT (CaDiCaL 1.5.3 via python-sat): one call per step, first call {0,1}, "
-           "disjoint adjacent calls in pair order; M raised from the lower bound")
+def _method(solver: str = "cadical153", symmetry: str = "pair-order") -> str:
+    breaks = ("first call {0,1}, disjoint adjacent calls in pair order"
+              if symmetry == "pair-order" else "nodes make their first calls in id order, "
+              "disjoint adjacent calls of nodes that all called before in pair order")
+    return (f"SAT ({solver} via python-sat): one call per step, {breaks}; "
+            "M raised from the lower bound")
 
 
 def calls_schedule(n: int, p: int, calls: list) -> "Schedule":
@@ -164,4 +203,4 @@ def calls_schedule(n: int, p: int, calls: list) -> "Schedule":
     rounds = [[m for m in (Message(u, (v,), tuple(a)), Message(v, (u,), tuple(b))) if m.items]
               for u, v, a, b in calls]
     return Schedule.from_rounds(rounds, topology=complete(n), model="F1", p=p, origin={
-        "algorithm": "short-messages-search", "source": f"n={n} p={p}; {_METHOD}"})
+        "algorithm": "short-messages-search", "source": f"n={n} p={p}; {_method()}"})

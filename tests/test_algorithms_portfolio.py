@@ -1,0 +1,61 @@
+"""The portfolio (``schedule best``): known constructions, every matching setting, colouring."""
+
+import pytest
+
+from pipegossip.cli import main
+from pipegossip.model.algorithms.matching import matching_schedule
+from pipegossip.model.algorithms.portfolio import best_schedule, dimension_order
+from pipegossip.model.schedules.topologies import topology
+from pipegossip.model.schedules.validate import validate
+
+
+@pytest.mark.parametrize("name,params,rounds", [("hypercube", {"k": 4}, 4),
+                                                ("knodel", {"n": 16}, 4),
+                                                ("knodel", {"n": 32}, 5)])
+def test_dimension_order_is_log2_n(name, params, rounds):
+    v = validate(dimension_order(topology(name, **params)))
+    assert v.valid and v.R == rounds
+
+
+def test_dimension_order_broadcast_and_other_families():
+    v = validate(dimension_order(topology("hypercube", k=3), "broadcast", 5))
+    assert v.valid and v.R == 3
+    assert dimension_order(topology("mesh", a=3, b=3)) is None
+
+
+def test_best_beats_the_default_matching_where_a_construction_wins():
+    topo = topology("knodel", n=16)
+    s, tried = best_schedule(topo, budget=0.01)
+    # the matching heuristic needs 5 rounds here; Knodel's dimension order 4 (optimal)
+    assert validate(matching_schedule(topo)).R == 5 and validate(s).R == 4
+    assert s.origin["algorithm"] == "best" and s.origin["source"].startswith("dimension order")
+    assert tried[0] == ("dimension order", 4, 1 + 2 + 4 + 8) and len(tried) >= 2
+
+
+def test_best_is_the_least_of_what_it_tried():
+    s, tried = best_schedule(topology("mesh", a=3, b=3), budget=300)
+    # every plain matching setting needs 6 rounds; colouring and look-ahead find 5 (optimal)
+    assert validate(s).R == min(r for _, r, _ in tried) == 5
+    plain = [r for name, r, _ in tried if name.startswith("matching")
+             and "lookahead" not in name and "tries" not in name]
+    assert len(plain) == 9 and min(plain) == 6
+    assert any(name.startswith("coloring") and r == 5 for name, r, _ in tried)
+
+
+def test_schedule_best_on_the_command_line(tmp_path, capsys):
+    out = tmp_path / "b.json"
+    assert main(["schedule", "best", "--topology", "hypercube", "--k", "3", "--budget", "1",
+                 "-o", str(out)]) == 0
+    assert main(["check", str(out), "--format", "json"]) == 0
+    assert '"R": 3' in capsys.readouterr().out
+    assert main(["schedule", "best", "--topology", "hypercube", "--k", "3", "--colors", "012",
+                 "-o", str(out)]) == 2
+    assert "--colors does not apply" in capsys.readouterr().err
+    assert main(["schedule", "best", "--topology", "hypercube", "--k", "3", "--budget", "0"]) == 2
+
+
+def test_the_papers_table6_string_is_a_candidate():
+    # butterfly_6: the plain matching settings need 13 rounds, the paper's string 12
+    s, tried = best_schedule(topology("butterfly", k=6), budget=0.01)
+    assert validate(s).R == 12 and "the paper's Table 6" in s.origin["source"]
+    assert best_schedule(topology("debruijn", k=3), budget=0.01)[1][-1][0].startswith("matching")
