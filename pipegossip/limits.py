@@ -22,10 +22,13 @@ name                      default      what it bounds
                                        crossbar: generation and Verilator builds
                                        grow with it (N=64, width 8: about a
                                        minute to export)
-``memory``                8 GiB or     bytes the golden model needs for one run,
-                          half the     estimated from N and the sessions before
-                          RAM          anything is allocated
-                                       (:func:`model_bytes`)
+``memory``                half the     bytes one command needs at its peak,
+                          RAM          estimated before anything is allocated:
+                                       the golden model (:func:`model_bytes`), a
+                                       schedule (:func:`schedule_bytes`)
+``seconds``               600          seconds of work on an idle machine, for
+                                       tables whose rows grow with N
+                                       (:func:`check_seconds`)
 ========================  ===========  ==========================================
 
 ``PIPEGOSSIP_MAX_MEMORY`` takes a number of bytes with an optional ``K``,
@@ -41,7 +44,8 @@ from dataclasses import dataclass
 from .model.errors import ConfigError
 
 __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
-           "check_model_memory", "check_fabric"]
+           "check_model_memory", "check_fabric", "schedule_bytes", "check_schedule_memory",
+           "gossip_items", "check_seconds"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ BUDGETS: dict[str, Budget] = {b.name: b for b in (
     Budget("fabric-bits", 1 << 20, "bits of crossbar and program memory",
            "PIPEGOSSIP_MAX_FABRIC_BITS"),
     Budget("memory", 0, "bytes", "PIPEGOSSIP_MAX_MEMORY"),  # default: see _default_memory
+    Budget("seconds", 600, "seconds", "PIPEGOSSIP_MAX_SECONDS"),
 )}
 
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -73,7 +78,7 @@ def _default_memory() -> int:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         physical = 16 << 30
-    return min(8 << 30, physical // 2)
+    return physical // 2
 
 
 def _human(value: int, unit: str) -> str:
@@ -95,6 +100,53 @@ def model_bytes(n: int, sessions: int = 1, table_cells: int = 0) -> int:
     peer). The estimate takes the larger per-N^2 figure, rounded up.
     """
     return (64 << 20) + 100 * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
+
+
+def schedule_bytes(messages: int, items: int) -> int:
+    """Estimated peak memory of making, validating and writing one schedule.
+
+    Measured with ``/usr/bin/time -f %M`` (load average 9-19 on 2 cores;
+    memory does not depend on the load):
+
+    =========================================  ==========  ===========  =======
+    command                                    messages    item ids     peak
+    =========================================  ==========  ===========  =======
+    ``schedule one-factor --n 1024``           1,047,552   1,047,552    512 MiB
+    ``schedule one-factor --n 2048``           4,192,256   4,192,256    1.9 GiB
+    ``schedule matching --topology hypercube   ~12,000     4,192,256    647 MiB
+    --k 11``
+    ``schedule matching ... --k 12``           ~25,000     16,773,120   2.0 GiB
+    =========================================  ==========  ===========  =======
+
+    That is about 350 bytes a message (its columns, its JSON object and the
+    text being built) and 130 bytes an item id (NumPy columns, the
+    validator's copies, the JSON digits), over the interpreter's 64 MiB.
+    """
+    return (64 << 20) + 350 * max(messages, 0) + 130 * max(items, 0)
+
+
+def gossip_items(n: int) -> int:
+    """Item ids of a unit-cost gossip among ``n`` nodes: each node receives the n-1 others once."""
+    return n * (n - 1)
+
+
+def check_schedule_memory(messages: int, items: int, what: str) -> None:
+    """Refuse a schedule whose estimated peak (:func:`schedule_bytes`) exceeds ``memory``."""
+    check_budget("memory", schedule_bytes(messages, items), what)
+
+
+def check_seconds(seconds: float, what: str, limit: float | None = None,
+                  option: str = "") -> None:
+    """Refuse work estimated to take longer than the ``seconds`` budget (or ``limit``).
+
+    ``limit`` is a command's own ``--time-limit``, named by ``option``; it
+    replaces the budget.
+    """
+    if limit is None:
+        check_budget("seconds", int(seconds), what)
+    elif seconds > limit:
+        raise BudgetError(f"{what} needs about {int(seconds):,} seconds, over {option} "
+                          f"{limit:g}")
 
 
 def check_fabric(n: int, width: int) -> None:
