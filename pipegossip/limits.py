@@ -90,7 +90,7 @@ def _human(value: int, unit: str) -> str:
     return f"{value:,} bytes"
 
 
-def model_bytes(n: int, sessions: int = 1, table_cells: int = 0) -> int:
+def model_bytes(n: int, sessions: int = 1, table_cells: int = 0, compiled: bool = False) -> int:
     """Estimated peak memory of one golden-model run.
 
     Measured with ``/usr/bin/time -f %M pipegossip run --no-table``: about 27
@@ -98,8 +98,16 @@ def model_bytes(n: int, sessions: int = 1, table_cells: int = 0) -> int:
     N = 2048 (its longer run keeps more per-step state), plus the interpreter
     and libraries (about 60 MiB); a run-table costs 5 bytes a cell (action +
     peer). The estimate takes the larger per-N^2 figure, rounded up.
+
+    ``compiled``: the compiled loop of identity + Algorithm 2 + ``any``
+    (``model/fastpath.py``, what ``conjecture21`` and ``table8`` run), whose
+    state is bit sets: ``run --n N --order identity --substitute --receive
+    any --no-table`` peaked at 540 MiB for N = 4096 and 1.41 GiB for
+    N = 8192, 21.5 bytes per N^2 between the two; 25 bytes per N^2 over
+    the 64 MiB.
     """
-    return (64 << 20) + 100 * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
+    per_pair = 25 if compiled else 100
+    return (64 << 20) + per_pair * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
 
 
 def schedule_bytes(messages: int, items: int) -> int:

@@ -19,6 +19,7 @@ import sys
 
 from .cli import UsageError
 from .files import atomic_write
+from .limits import check_seconds
 from .options import checked_number, positive_int, refuse_given
 
 __all__ = ["register", "LITERATURE_ALGORITHMS", "literature_schedule", "table_rows"]
@@ -136,6 +137,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop after the solver call that passes this (default: none)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_short_search)
+
+
+def path_cycle_seconds(max_n: int) -> float:
+    """Estimated seconds of ``literature-table path-cycle --max-n max_n`` on an idle machine.
+
+    Six schedules per N (path and cycle, p = 1, 2, unlimited), each generated
+    and validated; measured in one process (CPU seconds, ``time.process_time``):
+    N = 128: 0.14 s, 256: 0.29 s, 512: 0.85 s for the six. Taken as
+    ``3.3e-6 N^2`` per N (the 512 figure; smaller N cost less than that), so
+    the table costs about ``1.1e-6 max_n^3``: 143 s to N = 512, 1,150 s to
+    N = 1024.
+    """
+    return 3.3e-6 * sum(n * n for n in range(3, max_n + 1))
 
 
 def table_rows(table: str, max_n: int = 128, max_k: int = 12, max_p: int = 8) -> list[dict]:
@@ -263,6 +277,9 @@ def cmd_table(args: argparse.Namespace) -> int:
                              f"at most 32, got {args.max_n} and {args.max_p}")
     if args.plot and not args.plot.endswith((".png", ".svg")):
         raise UsageError(f"--plot {args.plot}: give a .png or .svg file name")
+    if args.table == "path-cycle":
+        check_seconds(path_cycle_seconds(args.max_n),
+                      f"literature-table path-cycle up to N={args.max_n:,}")
     rows = table_rows(args.table, args.max_n, args.max_k, args.max_p)
     if args.plot:
         from .literature_plots import plot_table

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from .files import atomic_write
+from .limits import check_budget, schedule_bytes
+from .model.errors import ConfigError
 from .options import (decimal, nonnegative_int, positive_int, progress_printer, refuse_given,
                       word_width)
 
@@ -79,9 +81,10 @@ def check_fabric_size(n: int, width: int, depth: int, slots: int, what: str) -> 
     Counted: the crossbar's muxes (N x N x width), every node's program
     memory (depth entries) and item store (slots words).
     """
-    from .limits import check_budget
     from .model.schedules.program import EntryLayout
-    if n < 2 or slots < 1:  # the generator refuses these itself, with its own words
+    if n < 2:
+        raise ConfigError(f"--n must be at least 2, got {n}")
+    if slots < 1:  # --slots itself takes no value below 1
         return
     entry_bits = EntryLayout(n, slots).width
     check_budget("fabric-bits", n * n * width + n * depth * entry_bits + n * slots * width,
@@ -92,7 +95,6 @@ def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
                   slots: int | None = None) -> None:
     """Write the schedule fabric's Verilog to ``output`` (``-``: stdout)."""
     from .hw.schedule.export import schedule_verilog_text
-    from .model.errors import ConfigError
     check_fabric_size(n, width, depth, slots or n,
                       f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
     try:
@@ -124,6 +126,7 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     BudgetError
         A stream whose fabric would exceed the ``fabric-bits`` budget.
     """
+    from .model.errors import FormatError
     from .model.schedules.ir import load
     from .model.schedules.program import cycles_for
     from .model.schedules.validate import check
@@ -131,10 +134,17 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     schedules = []
     for f in files:
         s = load(f)
-        check(s)
+        try:
+            check(s)
+        except FormatError as e:  # several files: say which one breaks a rule
+            raise FormatError(f"{f}: {e}") from None
         # Refused before repeating the schedule G times or generating the fabric.
         if stream is not None:
             cycles = stream * cycles_for(s)
+            # The G copies exist as one schedule, then as per-node program
+            # columns (send, receive, slot: a few int64 arrays of cycles x n).
+            check_budget("memory", schedule_bytes(stream * len(s.src), stream * len(s.items))
+                         + 64 * s.n * cycles, f"{f} streamed {stream:,} times")
             check_fabric_size(s.n, width, depth or cycles, min(banks, stream) * s.n,
                               f"{f} streamed {stream:,} times ({cycles:,} cycles)")
         elif depth is not None:
