@@ -37,6 +37,7 @@ name                      default      what it bounds
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from .model.errors import ConfigError
 
 __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
            "check_model_memory", "check_fabric", "schedule_bytes", "check_schedule_memory",
-           "gossip_items", "check_seconds"]
+           "gossip_items", "check_seconds", "verilator_bytes"]
 
 
 @dataclass(frozen=True)
@@ -103,11 +104,12 @@ def model_bytes(n: int, sessions: int = 1, table_cells: int = 0, compiled: bool 
     (``model/fastpath.py``, what ``conjecture21`` and ``table8`` run), whose
     state is bit sets: ``run --n N --order identity --substitute --receive
     any --no-table`` peaked at 540 MiB for N = 4096 and 1.41 GiB for
-    N = 8192, 21.5 bytes per N^2 between the two; 25 bytes per N^2 over
-    the 64 MiB.
+    N = 8192: 18.3 bytes per N^2 between the two over about 250 MiB (the
+    compiled code and its libraries); 20 bytes per N^2 over 256 MiB.
     """
-    per_pair = 25 if compiled else 100
-    return (64 << 20) + per_pair * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
+    if compiled:
+        return (256 << 20) + 20 * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
+    return (64 << 20) + 100 * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
 
 
 def schedule_bytes(messages: int, items: int) -> int:
@@ -133,6 +135,21 @@ def schedule_bytes(messages: int, items: int) -> int:
     return (64 << 20) + 350 * max(messages, 0) + 130 * max(items, 0)
 
 
+def verilator_bytes(fabric_bits: int) -> int:
+    """Estimated peak memory of a Verilator build of the schedule fabric (C++ compile included).
+
+    Measured with ``/usr/bin/time -f %M pipegossip cosim-schedule csN.json``
+    on a fresh build folder (cyclic-shift schedules, width 8, the default
+    depth and slots; bits as :func:`~pipegossip.schedule_hw_cli.check_fabric_size`
+    counts them): N = 16, 7,936 bits: 299 MiB; N = 32, 34,816 bits:
+    368 MiB; N = 64, 151,552 bits: 730 MiB. Above about 250 MiB that is 3.3
+    KiB a bit at N = 64 (more per bit at small N); the estimate takes 8 KiB a
+    bit, as the compiler's share grows faster than linearly (N = 128,
+    655,360 bits: 5.3 GiB estimated).
+    """
+    return (256 << 20) + 8192 * max(fabric_bits, 0)
+
+
 def gossip_items(n: int) -> int:
     """Item ids of a unit-cost gossip among ``n`` nodes: each node receives the n-1 others once."""
     return n * (n - 1)
@@ -151,9 +168,9 @@ def check_seconds(seconds: float, what: str, limit: float | None = None,
     replaces the budget.
     """
     if limit is None:
-        check_budget("seconds", int(seconds), what)
+        check_budget("seconds", math.ceil(seconds), what)
     elif seconds > limit:
-        raise BudgetError(f"{what} needs about {int(seconds):,} seconds, over {option} "
+        raise BudgetError(f"{what} needs about {math.ceil(seconds):,} seconds, over {option} "
                           f"{limit:g}")
 
 

@@ -121,10 +121,12 @@ def _generate(args: argparse.Namespace) -> Schedule:
             raise UsageError("schedule run: --n is required")
         if args.order is None:
             args.order = "pipelined"
-        config = config_from_args(args)
-        transfers = gossip_items(config.n) * config.sessions  # one item per message
-        check_schedule_memory(transfers, transfers, f"the schedule of the run N={config.n:,}")
-        return schedule_of_config(config)
+        if args.n >= 2 and args.sessions >= 1:  # else the configuration rules refuse it
+            # Before the orders (N^2 entries) are built: one item per message.
+            transfers = gossip_items(args.n) * args.sessions
+            check_schedule_memory(transfers, transfers, f"the schedule of the run N={args.n:,}"
+                                  + (f", {args.sessions} sessions" if args.sessions > 1 else ""))
+        return schedule_of_config(config_from_args(args))
     given = [f"--{k}" for k, d in _RUN_ONLY.items() if getattr(args, k) != d]
     if given:
         raise UsageError(f"{given[0]} applies only to 'schedule run'")

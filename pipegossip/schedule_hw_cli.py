@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from .files import atomic_write
-from .limits import check_budget, schedule_bytes
+from .limits import check_budget, schedule_bytes, verilator_bytes
 from .model.errors import ConfigError
 from .options import (decimal, nonnegative_int, positive_int, progress_printer, refuse_given,
                       word_width)
@@ -81,14 +81,17 @@ def check_fabric_size(n: int, width: int, depth: int, slots: int, what: str) -> 
     Counted: the crossbar's muxes (N x N x width), every node's program
     memory (depth entries) and item store (slots words).
     """
-    from .model.schedules.program import EntryLayout
     if n < 2:
         raise ConfigError(f"--n must be at least 2, got {n}")
     if slots < 1:  # --slots itself takes no value below 1
         return
-    entry_bits = EntryLayout(n, slots).width
-    check_budget("fabric-bits", n * n * width + n * depth * entry_bits + n * slots * width,
-                 what)
+    check_budget("fabric-bits", fabric_bits(n, width, depth, slots), what)
+
+
+def fabric_bits(n: int, width: int, depth: int, slots: int) -> int:
+    """Bits of the schedule fabric's crossbar, program memories and item stores."""
+    from .model.schedules.program import EntryLayout
+    return n * n * width + n * depth * EntryLayout(n, slots).width + n * slots * width
 
 
 def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
@@ -151,9 +154,27 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
             check_fabric_size(s.n, width, depth, s.n,  # at least one slot per node
                               f"the schedule fabric for {f} with depth {depth:,}")
         schedules.append((str(f), s))
+    if simulator == "verilator" and stream is None:
+        _check_build_memory(schedules, width, depth)
     return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
                            simulator=simulator, progress=progress, stream=stream,
                            banks=banks, via=via)
+
+
+def _check_build_memory(schedules, width: int, depth: int | None) -> None:
+    """Refuse a Verilator build whose estimated peak exceeds the ``memory`` budget.
+
+    One build per N, sized as :func:`~pipegossip.sim.schedule_cosim.cosim_schedules`
+    sizes it: the longest program rounded up to a power of two, N slots.
+    """
+    from .model.schedules.program import cycles_for
+    longest: dict[int, int] = {}
+    for _, s in schedules:
+        longest[s.n] = max(longest.get(s.n, 1), cycles_for(s))
+    for n, cycles in longest.items():
+        d = depth or 1 << (cycles - 1).bit_length()
+        check_budget("memory", verilator_bytes(fabric_bits(n, width, d, n)),
+                     f"the Verilator build of the schedule fabric for N={n:,}, depth {d:,}")
 
 
 def cosim_text(report) -> str:
