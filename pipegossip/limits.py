@@ -25,7 +25,9 @@ name                      default      what it bounds
 ``memory``                half the     bytes one command needs at its peak,
                           RAM          estimated before anything is allocated:
                                        the golden model (:func:`model_bytes`), a
-                                       schedule (:func:`schedule_bytes`)
+                                       schedule (:func:`schedule_bytes`), a
+                                       schedule-fabric Verilator build
+                                       (:func:`verilator_bytes`)
 ``seconds``               600          seconds of work on an idle machine, for
                                        tables whose rows grow with N
                                        (:func:`check_seconds`)
