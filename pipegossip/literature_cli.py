@@ -110,6 +110,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-p", type=positive_int, default=None,
                    help="short-messages: largest p (default 8; n goes to --max-n, default 64)")
     p.add_argument("--plot", metavar="PNG", help="also draw the table (PNG or SVG)")
+    p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS",
+                   help="path-cycle: refuse a table estimated to take longer on an idle "
+                   "machine; default PIPEGOSSIP_MAX_SECONDS or 600")
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser(
@@ -255,6 +258,7 @@ def _markdown(table: str, rows: list[dict]) -> str:
 
 #: Which tables each option applies to: ``(tables, ((flag, attribute, unset), ...))``.
 _TABLE_OPTIONS = ((("path-cycle", "short-messages"), (("--max-n", "max_n", None),)),
+                  (("path-cycle",), (("--time-limit", "time_limit", None),)),
                   (("polling",), (("--max-k", "max_k", None),)),
                   (("short-messages",), (("--max-p", "max_p", None),)))
 
@@ -279,7 +283,8 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError(f"--plot {args.plot}: give a .png or .svg file name")
     if args.table == "path-cycle":
         check_seconds(path_cycle_seconds(args.max_n),
-                      f"literature-table path-cycle up to N={args.max_n:,}")
+                      f"literature-table path-cycle up to N={args.max_n:,}", args.time_limit,
+                      "--time-limit")
     rows = table_rows(args.table, args.max_n, args.max_k, args.max_p)
     if args.plot:
         from .literature_plots import plot_table

@@ -37,6 +37,7 @@ def test_empty_list_items_refused(capsys, args, needle):
      "--max-n applies only to path-cycle and short-messages"),
     (["literature-table", "path-cycle", "--max-k", "5"], "--max-k applies only to polling"),
     (["literature-table", "polling", "--max-p", "2"], "--max-p applies only to short-messages"),
+    (["literature-table", "polling", "--time-limit", "9"], "--time-limit applies only to path-cycle"),
     (["network-table", "table6", "--exact"], "--exact applies only to table3"),
     (["network-table", "table6", "--row-timeout", "5"], "--row-timeout applies only to table1"),
     (["network-table", "table5", "--search"], "--search applies only to table6"),

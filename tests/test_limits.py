@@ -229,6 +229,8 @@ def test_path_cycle_table_past_the_time_budget(monkeypatch, capsys):
            "PIPEGOSSIP_MAX_SECONDS" in err
     monkeypatch.setenv("PIPEGOSSIP_MAX_SECONDS", "2")  # N=128: 2.3 s estimated
     refused(["literature-table", "path-cycle"])
+    err = refused(["literature-table", "path-cycle", "--time-limit", "2"])
+    assert "needs about 3 seconds, over --time-limit 2" in err
     monkeypatch.setenv("PIPEGOSSIP_MAX_SECONDS", "3")
     capsys.readouterr()
     assert cli.main(["literature-table", "path-cycle", "--max-n", "128"]) == 0
