@@ -1,6 +1,21 @@
 """Exceptions raised by the golden model."""
 
-__all__ = ["ConfigError", "DeadlockError", "FastPathWarning", "FormatError"]
+import json
+
+__all__ = ["ConfigError", "DeadlockError", "FastPathWarning", "FormatError", "json_text"]
+
+
+def json_text(value: object, limit: int = 40) -> str:
+    """A value read from a JSON file, as the file spells it (``null``, ``true``, ``"x"``).
+
+    Cut to ``limit`` characters: a message quotes the bad value, not a
+    megabyte of it.
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class ConfigError(ValueError):

@@ -218,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGINT, _interrupt)
         if sys.unraisablehook is sys.__unraisablehook__:  # (a test runner keeps its own)
             sys.unraisablehook = _unraisable
+    warnings.showwarning = _warning_printer(where)
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         return EXIT_OUTPUT
     _interrupted.clear()
@@ -233,6 +234,7 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
     try:
         _writable_tool_cache()
         args = build_parser().parse_args(argv)
+        _refuse_empty_paths(args)
         status = int(args.func(args) or 0)
         if _terminated.is_set():  # a tool killed by the same SIGTERM failed first
             print(f"{where}: terminated", file=sys.stderr)
@@ -268,7 +270,7 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
                 return _quiet_stdout_failure()
             print(f"{where}: error: cannot write{_named(e)}: {e.strerror or e}", file=sys.stderr)
             return EXIT_OUTPUT
-        print(f"{where}: error:{_named(e)} {e.strerror or e}", file=sys.stderr)
+        print(f"{where}: error:{_named(e)} {e.strerror or e}{_folder_hint(e)}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as e:  # noqa: BLE001 - the one place a crash becomes one line
         if _terminated.is_set():
@@ -278,6 +280,41 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
             print(f"{where}: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
         return _internal(where, e, debug)
+
+
+#: Path options of any command: an empty value is a quoting slip (``-o "$OUT"`` with
+#: OUT unset), not the current folder or standard output.
+_PATH_OPTIONS = (("output", "-o/--output"), ("store", "--store"), ("plot", "--plot"))
+
+
+def _refuse_empty_paths(args: argparse.Namespace) -> None:
+    for dest, flag in _PATH_OPTIONS:
+        if getattr(args, dest, None) == "":
+            raise UsageError(f"{flag}: empty path (give a file or folder name)")
+
+
+def _warning_printer(where: str):
+    """Warnings as one line each, without the source file and line they came from."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message).strip().splitlines()[0] if str(message).strip() else category.__name__
+        print(f"{where}: warning: {text}", file=sys.stderr)
+    return show
+
+
+def _folder_hint(e: OSError) -> str:
+    """Name the variable behind a path under the build or waveform folder."""
+    if not e.filename:
+        return ""
+    from .sim.paths import build_root, dumps_root
+    path = os.path.abspath(os.fsdecode(e.filename))
+    for env, root in (("PIPEGOSSIP_BUILD_DIR", build_root()),
+                      ("PIPEGOSSIP_WAVES_DIR", dumps_root())):
+        root = str(root)
+        if path == root or path.startswith(root + os.sep):
+            if os.environ.get(env):
+                return f" (the folder {env}={os.environ[env]!r} names)"
+            return f" (the default folder {root!r}; set {env} to use another)"
+    return ""
 
 
 def _named(e: OSError) -> str:

@@ -29,6 +29,7 @@ Failures are :class:`OutputError` (a usage problem, exit status 2) or the
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
 import os
@@ -155,6 +156,32 @@ def _can_create_in(folder: Path) -> bool:
     return True
 
 
+class _WholeWrites:
+    """Standard output that writes everything or raises ``BrokenPipeError``.
+
+    A buffered write into a pipe whose reader left (``| head -c 100``)
+    returns the part the pipe took and drops the error, so a command would
+    end with status 0 having written a fraction of its output.
+    """
+
+    def __init__(self, buffer, binary: bool):
+        self._buffer = buffer
+        self._binary = binary
+
+    def write(self, data) -> int:
+        raw = data if self._binary else data.encode("utf-8")
+        view = memoryview(raw)
+        while view:
+            written = self._buffer.write(view)
+            if not written:
+                raise BrokenPipeError(errno.EPIPE, "standard output closed")
+            view = view[written:]
+        return len(data)
+
+    def __getattr__(self, name):
+        return getattr(self._buffer, name)
+
+
 @contextmanager
 def atomic_output(path: str | os.PathLike, binary: bool = False, temp_path: bool = False):
     """Stream an output to ``path`` and put it in place only when the block succeeds.
@@ -172,9 +199,8 @@ def atomic_output(path: str | os.PathLike, binary: bool = False, temp_path: bool
     if direct and temp_path:
         raise OutputError(f"{os.fspath(path)!r} must be a regular file for this output")
     if _is_stream(path):
-        if binary:
-            sys.stdout.flush()  # text already written goes out first
-        yield sys.stdout.buffer if binary else sys.stdout
+        sys.stdout.flush()  # text already written goes out first
+        yield _WholeWrites(sys.stdout.buffer, binary)
         sys.stdout.flush()
         return
     if direct:

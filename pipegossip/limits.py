@@ -22,10 +22,15 @@ name                      default      what it bounds
                                        crossbar: generation and Verilator builds
                                        grow with it (N=64, width 8: about a
                                        minute to export)
-``memory``                8 GiB or     bytes the golden model needs for one run,
-                          half the     estimated from N and the sessions before
-                          RAM          anything is allocated
-                                       (:func:`model_bytes`)
+``memory``                half the     bytes one command needs at its peak,
+                          RAM          estimated before anything is allocated:
+                                       the golden model (:func:`model_bytes`), a
+                                       schedule (:func:`schedule_bytes`), a
+                                       schedule-fabric Verilator build
+                                       (:func:`verilator_bytes`)
+``seconds``               600          seconds of work on an idle machine, for
+                                       tables whose rows grow with N
+                                       (:func:`check_seconds`)
 ========================  ===========  ==========================================
 
 ``PIPEGOSSIP_MAX_MEMORY`` takes a number of bytes with an optional ``K``,
@@ -34,6 +39,7 @@ name                      default      what it bounds
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -41,7 +47,8 @@ from dataclasses import dataclass
 from .model.errors import ConfigError
 
 __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
-           "check_model_memory", "check_fabric"]
+           "check_model_memory", "check_fabric", "schedule_bytes", "check_schedule_memory",
+           "gossip_items", "check_seconds", "verilator_bytes"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,7 @@ BUDGETS: dict[str, Budget] = {b.name: b for b in (
     Budget("fabric-bits", 1 << 20, "bits of crossbar and program memory",
            "PIPEGOSSIP_MAX_FABRIC_BITS"),
     Budget("memory", 0, "bytes", "PIPEGOSSIP_MAX_MEMORY"),  # default: see _default_memory
+    Budget("seconds", 600, "seconds", "PIPEGOSSIP_MAX_SECONDS"),
 )}
 
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -73,7 +81,7 @@ def _default_memory() -> int:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         physical = 16 << 30
-    return min(8 << 30, physical // 2)
+    return physical // 2
 
 
 def _human(value: int, unit: str) -> str:
@@ -85,7 +93,7 @@ def _human(value: int, unit: str) -> str:
     return f"{value:,} bytes"
 
 
-def model_bytes(n: int, sessions: int = 1, table_cells: int = 0) -> int:
+def model_bytes(n: int, sessions: int = 1, table_cells: int = 0, compiled: bool = False) -> int:
     """Estimated peak memory of one golden-model run.
 
     Measured with ``/usr/bin/time -f %M pipegossip run --no-table``: about 27
@@ -93,8 +101,79 @@ def model_bytes(n: int, sessions: int = 1, table_cells: int = 0) -> int:
     N = 2048 (its longer run keeps more per-step state), plus the interpreter
     and libraries (about 60 MiB); a run-table costs 5 bytes a cell (action +
     peer). The estimate takes the larger per-N^2 figure, rounded up.
+
+    ``compiled``: the compiled loop of identity + Algorithm 2 + ``any``
+    (``model/fastpath.py``, what ``conjecture21`` and ``table8`` run), whose
+    state is bit sets: ``run --n N --order identity --substitute --receive
+    any --no-table`` peaked at 540 MiB for N = 4096 and 1.41 GiB for
+    N = 8192: 18.3 bytes per N^2 between the two over about 250 MiB (the
+    compiled code and its libraries); 20 bytes per N^2 over 256 MiB.
     """
+    if compiled:
+        return (256 << 20) + 20 * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
     return (64 << 20) + 100 * max(n, 0) ** 2 * max(1, sessions) + 5 * table_cells
+
+
+def schedule_bytes(messages: int, items: int) -> int:
+    """Estimated peak memory of making, validating and writing one schedule.
+
+    Measured with ``/usr/bin/time -f %M`` (load average 9-19 on 2 cores;
+    memory does not depend on the load):
+
+    =========================================  ==========  ===========  =======
+    command                                    messages    item ids     peak
+    =========================================  ==========  ===========  =======
+    ``schedule one-factor --n 1024``           1,047,552   1,047,552    512 MiB
+    ``schedule one-factor --n 2048``           4,192,256   4,192,256    1.9 GiB
+    ``schedule matching --topology hypercube   ~12,000     4,192,256    647 MiB
+    --k 11``
+    ``schedule matching ... --k 12``           ~25,000     16,773,120   2.0 GiB
+    =========================================  ==========  ===========  =======
+
+    That is about 350 bytes a message (its columns, its JSON object and the
+    text being built) and 130 bytes an item id (NumPy columns, the
+    validator's copies, the JSON digits), over the interpreter's 64 MiB.
+    """
+    return (64 << 20) + 350 * max(messages, 0) + 130 * max(items, 0)
+
+
+def verilator_bytes(fabric_bits: int) -> int:
+    """Estimated peak memory of a Verilator build of the schedule fabric (C++ compile included).
+
+    Measured with ``/usr/bin/time -f %M pipegossip cosim-schedule csN.json``
+    on a fresh build folder (cyclic-shift schedules, width 8, the default
+    depth and slots; bits as :func:`~pipegossip.schedule_hw_cli.check_fabric_size`
+    counts them): N = 16, 7,936 bits: 299 MiB; N = 32, 34,816 bits:
+    368 MiB; N = 64, 151,552 bits: 730 MiB. Above about 250 MiB that is 3.3
+    KiB a bit at N = 64 (more per bit at small N); the estimate takes 8 KiB a
+    bit, as the compiler's share grows faster than linearly (N = 128,
+    655,360 bits: 5.3 GiB estimated).
+    """
+    return (256 << 20) + 8192 * max(fabric_bits, 0)
+
+
+def gossip_items(n: int) -> int:
+    """Item ids of a unit-cost gossip among ``n`` nodes: each node receives the n-1 others once."""
+    return n * (n - 1)
+
+
+def check_schedule_memory(messages: int, items: int, what: str) -> None:
+    """Refuse a schedule whose estimated peak (:func:`schedule_bytes`) exceeds ``memory``."""
+    check_budget("memory", schedule_bytes(messages, items), what)
+
+
+def check_seconds(seconds: float, what: str, limit: float | None = None,
+                  option: str = "") -> None:
+    """Refuse work estimated to take longer than the ``seconds`` budget (or ``limit``).
+
+    ``limit`` is a command's own ``--time-limit``, named by ``option``; it
+    replaces the budget.
+    """
+    if limit is None:
+        check_budget("seconds", math.ceil(seconds), what)
+    elif seconds > limit:
+        raise BudgetError(f"{what} needs about {math.ceil(seconds):,} seconds, over {option} "
+                          f"{limit:g}")
 
 
 def check_fabric(n: int, width: int) -> None:

@@ -20,8 +20,9 @@ import sys
 from .bounded import TimeLimitReached, run_bounded, time_limited
 from .cli import UsageError
 from .files import atomic_write
+from .limits import check_seconds
 from .model.algorithms.short_messages_search import SOLVERS, SYMMETRIES
-from .options import positive_int, time_limit_seconds
+from .options import checked_number, positive_int, refuse_given, time_limit_seconds
 
 __all__ = ["register", "LITERATURE_ALGORITHMS", "literature_schedule", "table_rows"]
 
@@ -53,12 +54,14 @@ def literature_schedule(args: argparse.Namespace):
                              f"got {args.n}")
         if args.p is None:
             raise UsageError("short-messages: --p (blocks per message) is required")
+        _check_gossip_memory(name, args.n, args.p)
         return short_messages(args.n, args.p)
     if name in ("path-gossip", "cycle-gossip"):
         if args.k is not None:
             raise UsageError(f"{name} takes --n and --p, not --k")
         if args.n is None or not 3 <= args.n <= _MAX_PATH_N:
             raise UsageError(f"{name}: --n must be between 3 and {_MAX_PATH_N}, got {args.n}")
+        _check_gossip_memory(name, args.n, 1 if args.p is None else args.p)
         return path_cycle.GENERATORS[name](args.n, 1 if args.p is None else args.p)
     if args.p is not None:
         raise UsageError(f"{name}: --p does not apply (polling responses combine)")
@@ -74,6 +77,14 @@ def literature_schedule(args: argparse.Namespace):
     if args.k is None or not 3 <= args.k <= _MAX_POLL_K:
         raise UsageError(f"{name}: --k must be between 3 and {_MAX_POLL_K}, got {args.k}")
     return polling.GENERATORS[name](args.k)
+
+
+def _check_gossip_memory(name: str, n: int, p: int | None) -> None:
+    """Refuse a gossip schedule too large to hold: every node receives n-1 items, at most p a message."""
+    from .limits import check_schedule_memory, gossip_items
+    items = gossip_items(n)
+    check_schedule_memory(-(-items // (p or n)), items, f"{name} for n={n:,}"
+                          + (f", p={p}" if p else ""))
 
 
 #: --time-limit of the SAT search: more than 0 seconds, at most a week.
@@ -100,11 +111,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--max-n", type=positive_int, default=None,
                    help="largest N: path-cycle default 128, short-messages default 64")
-    p.add_argument("--max-k", type=positive_int, default=12,
+    p.add_argument("--max-k", type=positive_int, default=None,
                    help="polling: largest K (default 12)")
-    p.add_argument("--max-p", type=positive_int, default=8,
+    p.add_argument("--max-p", type=positive_int, default=None,
                    help="short-messages: largest p (default 8; n goes to --max-n, default 64)")
     p.add_argument("--plot", metavar="PNG", help="also draw the table (PNG or SVG)")
+    p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS",
+                   help="path-cycle: refuse a table estimated to take longer on an idle "
+                   "machine; default PIPEGOSSIP_MAX_SECONDS or 600")
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser(
@@ -140,6 +154,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "or pair-order (first call {0,1}, adjacent disjoint calls in pair order)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_short_search)
+
+
+def path_cycle_seconds(max_n: int) -> float:
+    """Estimated seconds of ``literature-table path-cycle --max-n max_n`` on an idle machine.
+
+    Six schedules per N (path and cycle, p = 1, 2, unlimited), each generated
+    and validated; measured in one process (CPU seconds, ``time.process_time``):
+    N = 128: 0.14 s, 256: 0.29 s, 512: 0.85 s for the six. Taken as
+    ``3.3e-6 N^2`` per N (the 512 figure; smaller N cost less than that), so
+    the table costs about ``1.1e-6 max_n^3``: 143 s to N = 512, 1,150 s to
+    N = 1024.
+    """
+    return 3.3e-6 * sum(n * n for n in range(3, max_n + 1))
 
 
 def table_rows(table: str, max_n: int = 128, max_k: int = 12, max_p: int = 8) -> list[dict]:
@@ -243,9 +270,21 @@ def _markdown(table: str, rows: list[dict]) -> str:
     return head + "".join(out)
 
 
+#: Which tables each option applies to: ``(tables, ((flag, attribute, unset), ...))``.
+_TABLE_OPTIONS = ((("path-cycle", "short-messages"), (("--max-n", "max_n", None),)),
+                  (("path-cycle",), (("--time-limit", "time_limit", None),)),
+                  (("polling",), (("--max-k", "max_k", None),)),
+                  (("short-messages",), (("--max-p", "max_p", None),)))
+
+
 def cmd_table(args: argparse.Namespace) -> int:
+    for tables, options in _TABLE_OPTIONS:
+        if args.table not in tables:
+            refuse_given(args, options, "only to " + " and ".join(tables))
     if args.max_n is None:
         args.max_n = 64 if args.table == "short-messages" else 128
+    args.max_k = 12 if args.max_k is None else args.max_k
+    args.max_p = 8 if args.max_p is None else args.max_p
     if args.table == "path-cycle" and not 3 <= args.max_n <= 1024:
         raise UsageError(f"--max-n must be between 3 and 1024, got {args.max_n}")
     if args.table == "polling" and not 3 <= args.max_k <= 14:
@@ -256,6 +295,10 @@ def cmd_table(args: argparse.Namespace) -> int:
                              f"at most 32, got {args.max_n} and {args.max_p}")
     if args.plot and not args.plot.endswith((".png", ".svg")):
         raise UsageError(f"--plot {args.plot}: give a .png or .svg file name")
+    if args.table == "path-cycle":
+        check_seconds(path_cycle_seconds(args.max_n),
+                      f"literature-table path-cycle up to N={args.max_n:,}", args.time_limit,
+                      "--time-limit")
     rows = table_rows(args.table, args.max_n, args.max_k, args.max_p)
     if args.plot:
         from .literature_plots import plot_table

@@ -17,8 +17,10 @@ import time
 from importlib import resources
 
 from .cli import UsageError
+from .limits import check_schedule_memory, gossip_items
 from .model.errors import FormatError
-from .options import bounded_int, checked_number, decimal, finite_float
+from .options import (bounded_int, checked_number, decimal, echo, finite_float, list_items,
+                      refuse_given)
 
 # Each multiplies the heuristic's work: bounded so a typo cannot run for days.
 _TRIES = bounded_int(1, 1000, "tie orders tried")
@@ -27,8 +29,8 @@ _LOOKAHEAD = bounded_int(0, 8, "rounds looked ahead")
 _BUDGET = checked_number(float, "seconds", lambda v: 0 < v <= 24 * 3600,
                          "must be more than 0 and at most 86400 seconds, got {text}")
 
-__all__ = ["register", "NETWORK_ALGORITHMS", "add_network_arguments", "network_schedule",
-           "paper_tables", "build_topology", "bench_case"]
+__all__ = ["register", "NETWORK_ALGORITHMS", "NETWORK_OPTIONS", "add_network_arguments",
+           "network_schedule", "paper_tables", "build_topology", "bench_case"]
 
 NETWORK_ALGORITHMS = ("matching", "coloring", "best")
 #: Gossip keeps an n x n knowledge matrix; beyond this it is too slow to be useful here.
@@ -52,6 +54,17 @@ def paper_tables() -> dict:
 
 
 # ------------------------------------------------------- schedule options
+#: The options of matching only, as ``(flag, attribute, value when not given)``.
+MATCHING_OPTIONS = (("--tau", "tau", None), ("--lookahead", "lookahead", 0),
+                    ("--weights", "weights", "bfs"), ("--dist-exp", "dist_exp", 4.0),
+                    ("--matcher", "matcher", "auto"), ("--num-exp", "num_exp", None),
+                    ("--tries", "tries", 1), ("--candidates", "candidates", 4),
+                    ("--primitive", "primitive", "gossip"))
+#: Every option of ``add_network_arguments``: none applies to another generator.
+NETWORK_OPTIONS = (("--a", "a", None), ("--b", "b", None), ("--colors", "colors", None),
+                   *MATCHING_OPTIONS)
+
+
 def add_network_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``schedule matching`` and ``schedule coloring``."""
     for action in p._actions:  # the shared options take more values here
@@ -125,15 +138,16 @@ def network_schedule(args: argparse.Namespace):
         raise UsageError("--primitive broadcast needs --root")
     if gossip and topo.n > MAX_GOSSIP_NODES:
         raise UsageError(f"gossip is limited to {MAX_GOSSIP_NODES} nodes, got {topo.n}")
+    # A round moves at most n/2 messages and needs at least log2 n rounds.
+    items = gossip_items(topo.n) if gossip else topo.n - 1
+    check_schedule_memory(topo.n // 2 * max(1, (topo.n - 1).bit_length()), items,
+                          f"{args.algorithm} {args.primitive} on {args.topology} "
+                          f"(n={topo.n:,})")
     if args.algorithm == "best":
         return _best(args, topo)
     if args.algorithm == "coloring":
-        given = [o for o, bad in (("--tau", args.tau is not None), ("--lookahead", args.lookahead),
-                                  ("--primitive broadcast", not gossip),
-                                  ("--num-exp", args.num_exp is not None),
-                                  ("--tries", args.tries != 1)) if bad]
-        if given:
-            raise UsageError(f"coloring: {given[0]} does not apply (unit-cost gossip only)")
+        refuse_given(args, MATCHING_OPTIONS, "only to 'schedule matching' (coloring is "
+                     "unit-cost gossip)")
         try:
             colors = args.colors or search_colors(topo)
             if colors is None:
@@ -230,11 +244,10 @@ def matching_bench(case: str, seed: int = 1) -> list[dict]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    cases = list_items(args.cases, "--cases")
     bad = [c for c in cases if c not in _BENCH]
-    if bad or not cases:
-        raise UsageError(f"--cases: unknown case {bad[0] if bad else '(none)'!r} "
-                         f"(expected {', '.join(_BENCH)})")
+    if bad:
+        raise UsageError(f"--cases: unknown case {echo(bad[0])} (expected {', '.join(_BENCH)})")
     if args.matching:
         print(f"{'case':<12} {'n':>6} {'m':>6} {'rustworkx cpu s':>16} {'networkx cpu s':>15} "
               f"{'speed-up':>9}", flush=True)

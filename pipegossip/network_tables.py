@@ -14,6 +14,7 @@ import time
 
 from .cli import UsageError
 from .model.algorithms.portfolio import MATCHING_SETTINGS, setting_label
+from .options import echo, list_items, refuse_given
 
 __all__ = ["PORTFOLIO", "best_matching", "table_rows", "table1_row", "cmd_table",
            "optimum_rows", "OPTIMUM_ROWS"]
@@ -240,6 +241,17 @@ def _table1_subprocess(index: int, timeout: float | None) -> dict:
     return row
 
 
+#: Which tables each option applies to: ``(tables, ((flag, attribute, unset), ...))``.
+_APPLIES = (
+    (("table4", "table5"), (("--families", "families", None), ("--lookahead", "lookahead", 0))),
+    (("table3", "table4", "table5"), (("--settings", "settings", None), ("--tries", "tries", 1))),
+    (("table4", "table5", "table6"), (("--min-k", "min_k", 3),)),
+    (("table3",), (("--exact", "exact", False),)),
+    (("table1",), (("--row-timeout", "row_timeout", None),)),
+    (("table6",), (("--search", "search", False),)),
+)
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     if not 3 <= args.max_k <= 14:
         raise UsageError(f"--max-k must be between 3 and 14, got {args.max_k}")
@@ -249,20 +261,23 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError("--tries must be >= 1 and --lookahead >= 0")
     if args.row_timeout is not None and not args.row_timeout > 0:
         raise UsageError(f"--row-timeout must be > 0, got {args.row_timeout}")
+    for tables, options in _APPLIES:
+        if args.table not in tables:
+            refuse_given(args, options, "only to " + ", ".join(tables))
     families = _FAMILIES
-    if args.families:
-        families = tuple(f.strip() for f in args.families.split(",") if f.strip())
+    if args.families is not None:
+        families = tuple(list_items(args.families, "--families"))
         bad = [f for f in families if f not in _FAMILIES]
-        if bad or not families:
-            raise UsageError(f"--families: unknown {bad[0] if bad else '(none)'!r} "
+        if bad:
+            raise UsageError(f"--families: unknown {echo(bad[0])} "
                              f"(expected {', '.join(_FAMILIES)})")
     portfolio = None
-    if args.settings:
+    if args.settings is not None:
         names = {setting_name(*p): p for p in PORTFOLIO}
-        wanted = [x.strip() for x in args.settings.split(",") if x.strip()]
+        wanted = list_items(args.settings, "--settings")
         bad = [x for x in wanted if x not in names]
-        if bad or not wanted:
-            raise UsageError(f"--settings: unknown {bad[0] if bad else '(none)'!r} "
+        if bad:
+            raise UsageError(f"--settings: unknown {echo(bad[0])} "
                              f"(expected some of {', '.join(names)})")
         portfolio = [names[x] for x in wanted]
     if args.best is not None and args.table not in ("table4", "table5"):

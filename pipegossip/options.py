@@ -19,9 +19,8 @@ from .model.errors import ConfigError
 from .model.orders import FAMILIES, load_orders
 
 __all__ = ["add_config_arguments", "checked_number", "choice_list", "config_from_args", "decimal",
-           "int_list", "missing_config", "positive_int", "progress_printer",
-           "time_limit_seconds", "word_width",
-           "word_widths"]
+           "int_list", "list_items", "missing_config", "positive_int", "progress_printer",
+           "refuse_given", "time_limit_seconds", "word_width", "word_widths"]
 
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
@@ -39,23 +38,69 @@ def decimal(text: str) -> int:
     """
     text = text.strip()
     if not _DECIMAL.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer, got {echo(text)}")
     value = int(text)
     if abs(value) > MAX_OPTION_INT:
         raise argparse.ArgumentTypeError(f"{text} is out of range (at most {MAX_OPTION_INT:,})")
     return value
 
 
+def _items(text: str) -> list[str]:
+    """The comma-separated items of ``text``, stripped; an empty item is refused.
+
+    ``8,,16`` or a trailing comma is a typo more often than a wish: skipping
+    the empty item would run something other than what was meant.
+    """
+    items = [x.strip() for x in text.split(",")]
+    if text.strip() and "" in items:
+        raise argparse.ArgumentTypeError(f"empty item in {echo(text)} (a doubled, leading or "
+                                         "trailing comma)")
+    return [x for x in items if x]
+
+
+def list_items(text: str, option: str) -> list[str]:
+    """The items of a comma-separated option value, at least one, none empty.
+
+    For options parsed after argparse (their names depend on other options);
+    ``option`` names the option in the refusal.
+
+    Raises
+    ------
+    ConfigError
+        For an empty value or an empty item.
+    """
+    try:
+        items = _items(text)
+    except argparse.ArgumentTypeError as e:
+        raise ConfigError(f"{option}: {e}") from None
+    if not items:
+        raise ConfigError(f"{option}: expected at least one name, got {echo(text)}")
+    return items
+
+
+#: Longest user text quoted back in a message; longer text is cut with its length.
+ECHO_CHARS = 60
+
+
+def echo(text: object) -> str:
+    """``repr`` of user input for a message, cut to :data:`ECHO_CHARS` characters."""
+    text = str(text)
+    if len(text) <= ECHO_CHARS:
+        return repr(text)
+    return f"{text[:ECHO_CHARS]!r}... ({len(text):,} characters)"
+
+
 def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
     """argparse type: a comma-separated list of integers, each >= ``minimum``."""
     def parse(text: str) -> list[int]:
+        items = _items(text)
         try:
-            values = [decimal(x) for x in text.split(",") if x.strip()]
+            values = [decimal(x) for x in items]
         except argparse.ArgumentTypeError:
             raise argparse.ArgumentTypeError(
-                f"expected comma-separated integers, got {text!r}") from None
+                f"expected comma-separated integers, got {echo(text)}") from None
         if not values:
-            raise argparse.ArgumentTypeError(f"expected at least one value, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected at least one value, got {echo(text)}")
         if min(values) < minimum:
             raise argparse.ArgumentTypeError(
                 f"values must be at least {minimum}, got {min(values)}")
@@ -66,11 +111,11 @@ def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
 def choice_list(choices) -> Callable[[str], list[str]]:
     """argparse type: a comma-separated list of names, each one of ``choices``."""
     def parse(text: str) -> list[str]:
-        values = [x.strip() for x in text.split(",") if x.strip()]
+        values = _items(text)
         bad = [v for v in values if v not in choices]
         if not values or bad:
             raise argparse.ArgumentTypeError(
-                f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
+                f"expected a comma-separated list of {', '.join(choices)}, got {echo(text)}")
         return values
     return parse
 
@@ -86,7 +131,7 @@ def checked_number(convert: Callable[[str], float], expected: str,
         try:
             value = convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {echo(text)}") from None
         if not accept(value):
             raise argparse.ArgumentTypeError(refusal.format(text=text, value=value))
         return value
@@ -122,7 +167,7 @@ def finite_float(text: str) -> float:
     """argparse type: a plain ASCII decimal number, finite (no nan, inf, ``1_0``, ``５``)."""
     text = text.strip()
     if not _FLOAT.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number, got {echo(text)}")
     value = float(text)
     if value != value or value in (float("inf"), float("-inf")):
         raise argparse.ArgumentTypeError(f"{text} is out of range")

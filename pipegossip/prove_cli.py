@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .cli import UsageError
 from .options import (FSM_OPTIONS, add_config_arguments, bounded_int, config_from_args,
-                      int_list, positive_int, refuse_given)
+                      echo, int_list, list_items, positive_int, refuse_given)
 
 __all__ = ["register"]
 
@@ -137,11 +137,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_sweep)
 
 
-def _names(text: str, known, what: str) -> list[str]:
-    names = [x.strip() for x in text.split(",") if x.strip()]
+def _names(text: str, known, what: str, option: str) -> list[str]:
+    names = list_items(text, option)
     bad = [x for x in names if x not in known]
-    if bad or not names:
-        raise UsageError(f"unknown {what} {', '.join(map(repr, bad)) or repr(text)} "
+    if bad:
+        raise UsageError(f"{option}: unknown {what} {', '.join(echo(b) for b in bad)} "
                          f"(expected some of {', '.join(known)})")
     return names
 
@@ -231,9 +231,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from .hw.proofs.suite import PROOF_WIDTH, fabric_job, resolver_job, schedule_job, sweep_configs
     from .model.config import RunConfig
 
-    orders = _names(args.orders, ORDER_FAMILIES, "order family")
-    options = _names(args.options, tuple(OPTION_SETS), "option set")
-    families = _names(args.schedule_families, SCHEDULE_FAMILIES, "schedule family")
+    if args.only is not None:
+        refuse_given(args, (("--no-resolver", "no_resolver", False),
+                            ("--no-schedule", "no_schedule", False)),
+                     f"without --only (--only {args.only} already picks one kind of proof)")
+    if not args.table:
+        refuse_given(args, (("--rows", "rows", False),), "only with --table")
+    orders = _names(args.orders, ORDER_FAMILIES, "order family", "--orders")
+    options = _names(args.options, tuple(OPTION_SETS), "option set", "--options")
+    families = _names(args.schedule_families, SCHEDULE_FAMILIES, "schedule family",
+                      "--schedule-families")
     if max(args.sizes + args.resolver_sizes + args.schedule_sizes) > 8:
         raise UsageError("proofs are run for N <= 8 (state grows as N^2)")
     if "channels=1" in options or "all" in options:

@@ -11,19 +11,22 @@ from .cli import UsageError
 from .collective_cli import COLLECTIVE_ALGORITHMS, collective_schedule
 from .files import atomic_write
 from .literature_cli import LITERATURE_ALGORITHMS, literature_schedule
-from .network_cli import NETWORK_ALGORITHMS, add_network_arguments, network_schedule
+from .network_cli import (NETWORK_ALGORITHMS, NETWORK_OPTIONS, add_network_arguments,
+                          network_schedule)
+from .limits import check_schedule_memory, gossip_items
 from .model.errors import ConfigError
 from .model.schedules.bounds import bounds_for
 from .model.schedules.ir import Schedule, dumps, load
 from .model.schedules.validate import validate
-from .options import (add_config_arguments, checked_number, config_from_args, decimal,
-                      positive_int)
-from .options import missing_config
+from .options import (add_config_arguments, checked_number, config_from_args, decimal, echo,
+                      list_items, missing_config, positive_int, refuse_given)
 
 __all__ = ["register", "ALGORITHMS"]
 
 ALGORITHMS = ("run", "one-factor", "cyclic-shift", "recursive-doubling",
               "min-calls") + LITERATURE_ALGORITHMS + NETWORK_ALGORITHMS + COLLECTIVE_ALGORITHMS
+#: recursive-doubling's largest n is 2^this.
+_MAX_CUBE_K = 12
 _RUN_ONLY = {"order": None, "seed": None, "receive": "ordered", "substitute": False,
              "sessions": 1, "channels": None}
 
@@ -55,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--p", type=positive_int, default=None,
                    help="declare a packet limit; refused if the schedule breaks it")
     g.add_argument("--root", type=decimal, default=None,
-                   help="root node (broadcast, reduce schedules)")
+                   help="root node: reduce; matching --primitive broadcast; polling "
+                   "schedules poll from node 0")
     add_network_arguments(p)
     p.add_argument("-o", "--output", default="-", metavar="FILE",
                    help="FILE.json or FILE.json.gz; '-' (default) is stdout")
@@ -100,11 +104,11 @@ _gib = checked_number(float, "a number of GiB", lambda v: 0 < v <= 2**20,
 
 def _sizes(text: str) -> list[int]:
     try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"--sizes: expected comma-separated integers, got {text!r}") from None
-    if not sizes or min(sizes) < 2:
-        raise UsageError(f"--sizes: every size must be at least 2, got {text!r}")
+        sizes = [decimal(x) for x in list_items(text, "--sizes")]
+    except argparse.ArgumentTypeError:
+        raise UsageError(f"--sizes: expected comma-separated integers, got {echo(text)}") from None
+    if min(sizes) < 2:
+        raise UsageError(f"--sizes: every size must be at least 2, got {echo(text)}")
     return sizes
 
 
@@ -124,6 +128,12 @@ def _generate(args: argparse.Namespace) -> Schedule:
             args.order = "pipelined"
         if missing_config(args):
             raise UsageError("schedule run: --n is required (or --order FILE.json, which gives N)")
+        if args.n is not None and args.n >= 2 and args.sessions >= 1:
+            # (else the configuration rules refuse it) before the orders (N^2 entries)
+            # are built: one item per message.
+            transfers = gossip_items(args.n) * args.sessions
+            check_schedule_memory(transfers, transfers, f"the schedule of the run N={args.n:,}"
+                                  + (f", {args.sessions} sessions" if args.sessions > 1 else ""))
         return schedule_of_config(config_from_args(args))
     given = [f"--{k}" for k, d in _RUN_ONLY.items() if getattr(args, k) != d]
     if given:
@@ -132,6 +142,9 @@ def _generate(args: argparse.Namespace) -> Schedule:
     if args.topology == "hypercube":
         if args.algorithm != "recursive-doubling":
             raise UsageError(f"{args.algorithm} runs on the complete graph only")
+        if args.k is not None and args.k > _MAX_CUBE_K:
+            raise UsageError(f"--k {args.k}: recursive-doubling on the hypercube is limited "
+                             f"to k <= {_MAX_CUBE_K} (n = 2^k <= {1 << _MAX_CUBE_K})")
         if args.k is not None:
             if n is not None and n != 1 << args.k:
                 raise UsageError(f"--n {n} contradicts --k {args.k} (n = 2^k)")
@@ -145,8 +158,12 @@ def _generate(args: argparse.Namespace) -> Schedule:
         raise UsageError(f"schedule {args.algorithm}: --n is required")
     if n < 2 or n > 1 << 14:
         raise UsageError(f"--n must be between 2 and {1 << 14}, got {n}")
-    if args.algorithm == "recursive-doubling" and n > 4096:
-        raise UsageError(f"recursive-doubling is limited to n <= 4096, got {n}")
+    if args.algorithm == "recursive-doubling" and n > 1 << _MAX_CUBE_K:
+        raise UsageError(f"--n {n}: recursive-doubling is limited to n <= {1 << _MAX_CUBE_K}")
+    # min-calls and recursive-doubling send few, large messages; the others one item each.
+    messages = {"min-calls": 2 * n, "recursive-doubling": n * n.bit_length()}.get(
+        args.algorithm, gossip_items(n))
+    check_schedule_memory(messages, gossip_items(n), f"{args.algorithm} for n={n:,}")
     try:
         gen = GENERATORS[args.algorithm]
         if args.algorithm == "recursive-doubling":
@@ -157,9 +174,17 @@ def _generate(args: argparse.Namespace) -> Schedule:
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:
-    if args.root is not None and args.algorithm not in NETWORK_ALGORITHMS + COLLECTIVE_ALGORITHMS:
-        raise UsageError(f"--root: {args.algorithm} writes gossip schedules, which have "
-                         "no root")
+    # (reduce, allreduce and all-port refuse the options foreign to them themselves)
+    if args.algorithm not in NETWORK_ALGORITHMS + COLLECTIVE_ALGORITHMS:
+        refuse_given(args, NETWORK_OPTIONS, "only to 'schedule matching' and 'schedule coloring'")
+    if args.root is not None and args.algorithm.startswith("polling-"):
+        if args.root != 0:
+            raise UsageError(f"--root {args.root}: {args.algorithm} polls from node 0 "
+                             "(its root is fixed)")
+    elif args.root is not None and args.algorithm not in NETWORK_ALGORITHMS + COLLECTIVE_ALGORITHMS:
+        raise UsageError(f"--root applies only to reduce, to polling schedules and to matching "
+                         f"with --primitive broadcast; {args.algorithm} writes a gossip schedule, "
+                         "which has no root")
     s = _generate(args)
     if args.p is not None:
         s.p = args.p  # the validator decides whether the schedule keeps it

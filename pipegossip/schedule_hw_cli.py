@@ -12,6 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from .files import atomic_write
+from .limits import check_budget, schedule_bytes, verilator_bytes
+from .model.errors import ConfigError
 from .options import (decimal, nonnegative_int, positive_int, progress_printer, refuse_given,
                       word_width)
 
@@ -79,20 +81,23 @@ def check_fabric_size(n: int, width: int, depth: int, slots: int, what: str) -> 
     Counted: the crossbar's muxes (N x N x width), every node's program
     memory (depth entries) and item store (slots words).
     """
-    from .limits import check_budget
-    from .model.schedules.program import EntryLayout
-    if n < 2 or slots < 1:  # the generator refuses these itself, with its own words
+    if n < 2:
+        raise ConfigError(f"--n must be at least 2, got {n}")
+    if slots < 1:  # --slots itself takes no value below 1
         return
-    entry_bits = EntryLayout(n, slots).width
-    check_budget("fabric-bits", n * n * width + n * depth * entry_bits + n * slots * width,
-                 what)
+    check_budget("fabric-bits", fabric_bits(n, width, depth, slots), what)
+
+
+def fabric_bits(n: int, width: int, depth: int, slots: int) -> int:
+    """Bits of the schedule fabric's crossbar, program memories and item stores."""
+    from .model.schedules.program import EntryLayout
+    return n * n * width + n * depth * EntryLayout(n, slots).width + n * slots * width
 
 
 def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
                   slots: int | None = None) -> None:
     """Write the schedule fabric's Verilog to ``output`` (``-``: stdout)."""
     from .hw.schedule.export import schedule_verilog_text
-    from .model.errors import ConfigError
     check_fabric_size(n, width, depth, slots or n,
                       f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
     try:
@@ -124,6 +129,7 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     BudgetError
         A stream whose fabric would exceed the ``fabric-bits`` budget.
     """
+    from .model.errors import FormatError
     from .model.schedules.ir import load
     from .model.schedules.program import cycles_for
     from .model.schedules.validate import check
@@ -131,19 +137,44 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     schedules = []
     for f in files:
         s = load(f)
-        check(s)
+        try:
+            check(s)
+        except FormatError as e:  # several files: say which one breaks a rule
+            raise FormatError(f"{f}: {e}") from None
         # Refused before repeating the schedule G times or generating the fabric.
         if stream is not None:
             cycles = stream * cycles_for(s)
+            # The G copies exist as one schedule, then as per-node program
+            # columns (send, receive, slot: a few int64 arrays of cycles x n).
+            check_budget("memory", schedule_bytes(stream * len(s.src), stream * len(s.items))
+                         + 64 * s.n * cycles, f"{f} streamed {stream:,} times")
             check_fabric_size(s.n, width, depth or cycles, min(banks, stream) * s.n,
                               f"{f} streamed {stream:,} times ({cycles:,} cycles)")
         elif depth is not None:
             check_fabric_size(s.n, width, depth, s.n,  # at least one slot per node
                               f"the schedule fabric for {f} with depth {depth:,}")
         schedules.append((str(f), s))
+    if simulator == "verilator" and stream is None:
+        _check_build_memory(schedules, width, depth)
     return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
                            simulator=simulator, progress=progress, stream=stream,
                            banks=banks, via=via)
+
+
+def _check_build_memory(schedules, width: int, depth: int | None) -> None:
+    """Refuse a Verilator build whose estimated peak exceeds the ``memory`` budget.
+
+    One build per N, sized as :func:`~pipegossip.sim.schedule_cosim.cosim_schedules`
+    sizes it: the longest program rounded up to a power of two, N slots.
+    """
+    from .model.schedules.program import cycles_for
+    longest: dict[int, int] = {}
+    for _, s in schedules:
+        longest[s.n] = max(longest.get(s.n, 1), cycles_for(s))
+    for n, cycles in longest.items():
+        d = depth or 1 << (cycles - 1).bit_length()
+        check_budget("memory", verilator_bytes(fabric_bits(n, width, d, n)),
+                     f"the Verilator build of the schedule fabric for N={n:,}, depth {d:,}")
 
 
 def cosim_text(report) -> str:

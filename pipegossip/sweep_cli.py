@@ -13,6 +13,7 @@ import argparse
 import csv
 import io
 import json
+import os
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -22,7 +23,7 @@ from .files import OutputKind, atomic_directory, atomic_write
 from .model.errors import ConfigError
 from .model.config import RECEIVE_DISCIPLINES
 from .model.orders import FAMILIES
-from .limits import check_model_memory
+from .limits import check_budget, model_bytes
 from .options import choice_list, decimal, int_list, positive_int, word_width
 from .sweep import Job, SweepOptions, SweepRun, add_sweep_arguments, run_sweep
 from .sweep_store import ResultStore
@@ -128,8 +129,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_conjecture21(args: argparse.Namespace) -> int:
     if args.max_n < 2:
         raise ConfigError(f"--max-n must be at least 2, got {args.max_n}")
-    check_model_memory(args.max_n, what=f"conjecture21 up to N={args.max_n:,}")
     ns = conjecture21_sizes(args.max_n)
+    # Local workers run the largest N side by side (the sweep starts with them).
+    side_by_side = 1 if args.workers == 0 or args.scheduler else \
+        args.workers or len(os.sched_getaffinity(0))
+    check_budget("memory", sum(model_bytes(n, compiled=True) for n in ns[::-1][:side_by_side]),
+                 f"conjecture21 up to N={args.max_n:,} ({side_by_side} worker(s) at once)")
     run = run_sweep("conjecture21", model_jobs(ns), SweepOptions.from_args(args))
     rows = sorted((dict(o.result, seconds=o.seconds, status=o.status)
                    for o in run.outcomes if o.result is not None), key=lambda r: r["N"])
@@ -172,8 +177,10 @@ def cmd_conjecture21(args: argparse.Namespace) -> int:
 
 def cmd_cosim_sweep(args: argparse.Namespace) -> int:
     # Imported here: the command line registers its commands without the simulator stack.
+    from .sim.runner import check_simulator
     from .sim.sweep_job import cosim_configs, cosim_jobs
 
+    check_simulator(args.simulator)  # not a job failure to retry: exit 2 like cosim
     configs = cosim_configs(args.ns, args.orders, receives=args.receives,
                             substitute=args.substitute, sessions=args.sessions,
                             order_seed=args.order_seed, width=args.width,

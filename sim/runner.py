@@ -43,7 +43,7 @@ from .simulators import (DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, 
 from .toolchain import ToolchainError, fst_headers_available, iverilog_available, use_verilator
 from .waves import dump_path, staged_dump
 
-__all__ = ["SIMULATORS", "TOP", "CosimError", "UnsupportedConfig", "Build", "Progress",
+__all__ = ["SIMULATORS", "check_simulator", "TOP", "CosimError", "UnsupportedConfig", "Build", "Progress",
            "generate_verilog", "fabric_verilog", "build", "run_build", "GENERATOR"]
 
 SIMULATORS = ("verilator", "icarus")
@@ -142,12 +142,17 @@ def _tail(path: Path, lines: int = 25) -> str:
     return "\n".join(text[-lines:])
 
 
-def _check_build_options(simulator: str, trace: str | None) -> None:
+def check_simulator(simulator: str) -> None:
+    """Refuse a simulator that is unknown or not installed (bad usage, before any build)."""
     if simulator not in SIMULATORS:
         raise ConfigError(f"simulator must be one of {', '.join(SIMULATORS)}, got {simulator!r}")
     if simulator == "icarus" and not iverilog_available():
         raise ConfigError("--simulator icarus needs iverilog and vvp on PATH "
                           "(Debian: apt-get install iverilog)")
+
+
+def _check_build_options(simulator: str, trace: str | None) -> None:
+    check_simulator(simulator)
     if simulator == "verilator" and trace == "fst" and not fst_headers_available():
         raise ConfigError("--waves fst needs the lz4 and zlib headers for Verilator's FST "
                           "writer (Debian: apt-get install liblz4-dev zlib1g-dev); "

@@ -483,7 +483,11 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
 
     by_n: dict[int, list[tuple[str, Schedule, Program | StreamProgram]]] = {}
     for name, s in schedules:
-        by_n.setdefault(s.n, []).append((name, s, build(s, depth)))
+        try:
+            program = build(s, depth)
+        except ProgramError as e:  # several files: say which one does not fit
+            raise ProgramError(f"{name}: {e}") from None
+        by_n.setdefault(s.n, []).append((name, s, program))
     report = CosimReport()
     for n, items in by_n.items():
         d = depth or 1 << (max(p.cycles for *_, p in items) - 1).bit_length()

@@ -617,6 +617,7 @@ def catalogue() -> list[Probe]:
                                     timeout=spec["timeout"]))
     probes += _special()
     probes += _issue25_data_and_bounds()
+    probes += _rellimits_probes()
     _mark_quick(probes)
     _check_unique(probes)
     return probes
@@ -986,9 +987,79 @@ _QUICK_KINDS = [
 ]
 
 
+# --------------------------------------------------------------------------
+# Issue 25 (rellimits): empty list items, options that do not apply, sizes
+# inside the documented limits that outgrow the budgets, unclear messages.
+# Each must be refused at once (the budgets estimate before any work).
+# --------------------------------------------------------------------------
+
+_BIG_NUMBER = ('{"format": "pipegossip-schedule/1", "p": ' + "1" * 5000 + "}").encode()
+
+
+def _rellimits_probes() -> list[Probe]:
+    refusals = {
+        # empty list items
+        "schedule-table/empty-list-item": ["schedule-table", "--sizes", "8,,16"],
+        "network-bench/empty-list-item": ["network-bench", "--cases", "hypercube13,,"],
+        "prove-sweep/empty-list-item": ["prove-sweep", "--sizes", "3,,"],
+        "network-table/empty-families": ["network-table", "table5", "--families", ""],
+        "cosim-sweep/empty-list-item": ["cosim-sweep", "--n", "4,,8", "--workers", "0"],
+        # options that do not apply
+        "literature-table/inapplicable-max-n": ["literature-table", "polling", "--max-n", "8"],
+        "network-table/inapplicable-exact": ["network-table", "table6", "--exact"],
+        "network-table/inapplicable-row-timeout": ["network-table", "table6",
+                                                   "--row-timeout", "5"],
+        "network-table/inapplicable-search": ["network-table", "table5", "--search"],
+        "schedule/inapplicable-a": ["schedule", "one-factor", "--n", "4", "--a", "3"],
+        "schedule/inapplicable-tau": ["schedule", "cyclic-shift", "--n", "4", "--tau", "1"],
+        "prove-sweep/only-and-skip": ["prove-sweep", "--only", "schedule", "--no-schedule"],
+        "prove-sweep/rows-without-table": ["prove-sweep", "--rows"],
+        # sizes inside the documented limits, over the memory or time budget
+        "schedule/budget-one-factor-16384": ["schedule", "one-factor", "--n", "16384"],
+        "schedule/budget-cyclic-shift-16384": ["schedule", "cyclic-shift", "--n", "16384"],
+        "schedule/budget-min-calls-16384": ["schedule", "min-calls", "--n", "16384"],
+        "schedule/budget-path-gossip-8192": ["schedule", "path-gossip", "--n", "8192"],
+        "schedule/budget-run-8192": ["schedule", "run", "--n", "8192"],
+        "schedule/budget-matching-hypercube-14": ["schedule", "matching", "--topology",
+                                                  "hypercube", "--k", "14"],
+        "schedule/budget-matching-torus-256x64": ["schedule", "matching", "--topology", "torus",
+                                                  "--a", "256", "--b", "64"],
+        "literature-table/budget-path-cycle-1024": ["literature-table", "path-cycle",
+                                                    "--max-n", "1024"],
+        "cosim-schedule/budget-stream": ["cosim-schedule", "sched.json", "--depth", "16",
+                                         "--stream", "1000000000"],
+        # messages that named internals or echoed too much
+        "schedule/message-k-40": ["schedule", "recursive-doubling", "--topology", "hypercube",
+                                  "--k", "40"],
+        "schedule/message-polling-root": ["schedule", "polling-complete", "--k", "3",
+                                          "--root", "5"],
+        "schedule/message-long-colours": ["schedule", "coloring", "--topology", "hypercube",
+                                          "--k", "3", "--colors", "x" * 100_000],
+        "verilog-schedule/message-n-1": ["verilog-schedule", "--n", "1"],
+        "run/message-empty-output": ["run", "--n", "4", "--order", "identity", "-o", ""],
+        "references/message-empty-output": ["references", "-o", ""],
+    }
+    probes = [Probe(id=k, command=v[0], argv=v, expect="refused", timeout=30)
+              for k, v in refusals.items()]
+    for name, data in (("5000-digit-number", _BIG_NUMBER),
+                       ("negative-item", b'{"format": "pipegossip-schedule/1", "primitive": '
+                        b'"gossip", "root": null, "model": "H1", "p": 1, "topology": {"name": '
+                        b'"complete", "n": 2}, "origin": {"algorithm": "", "source": ""}, '
+                        b'"rounds": [[{"src": 0, "dst": [1], "items": [-1]}]]}')):
+        probes.append(Probe(id=f"check/stdin-{name}", command="check", argv=["check", "-"],
+                            expect="refused", stdin=data, timeout=30))
+    return probes
+
+
+#: One probe of each of the classes above in the quick subset.
+_RELLIMITS_QUICK = ["schedule-table/empty-list-item", "network-table/inapplicable-exact",
+                    "schedule/budget-one-factor-16384", "schedule/message-k-40",
+                    "check/stdin-5000-digit-number"]
+
+
 def _mark_quick(probes: list[Probe]) -> None:
     by_id = {p.id: p for p in probes}
-    for k in _QUICK_KINDS:
+    for k in _QUICK_KINDS + _RELLIMITS_QUICK:
         if k in by_id:
             by_id[k].quick = True
 
@@ -1001,7 +1072,7 @@ def _check_unique(probes: list[Probe]) -> None:
 
 
 def quick_ids() -> list[str]:
-    return list(_QUICK_KINDS)
+    return list(_QUICK_KINDS) + list(_RELLIMITS_QUICK)
 
 
 # --------------------------------------------------------------------------

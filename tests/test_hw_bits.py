@@ -1,14 +1,19 @@
+# amaranth: UnusedElaboratable=no
 """Bit-level building blocks, exhaustively on small sizes."""
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import itertools
+import sys
 
 import pytest
 from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.back import verilog
 from amaranth.sim import Simulator
 
-from pipegossip.hw.bits import (counter_width, first_set, one_hot_to_binary, or_tree, peer_width,
+from pipegossip.hw.bits import (count_ones, counter_width, first_set, one_hot_to_binary, or_tree, peer_width,
                                 prefix_exclusive, prefix_inclusive, session_width,
                                 thermometer_add, used_width)
 
@@ -82,6 +87,43 @@ def test_one_hot_to_binary_and_or_tree():
     assert evaluate(lambda m: or_tree(words), words, [[1, 2, 8], [0, 0, 0]]) == [11, 0]
     with pytest.raises(ValueError):
         or_tree([])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 6, 7])
+def test_count_ones_counts(n):
+    bits = [Signal(name=f"c{i}") for i in range(n)]
+    stimuli = list(itertools.product([0, 1], repeat=n))
+    assert evaluate(lambda m: count_ones(bits), bits, stimuli) == [sum(v) for v in stimuli]
+
+
+@contextlib.contextmanager
+def shallow_stack(frames: int):
+    """Allow only ``frames`` Python frames beyond the caller's."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + frames)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def convert_count(total) -> str:
+    """The Verilog of a module whose output is ``total`` of its 362 input bits."""
+    m = Module()
+    bits = Signal(362)
+    y = Signal(10)
+    m.d.comb += y.eq(total(list(bits)))
+    return verilog.convert(m, ports=[bits, y], emit_src=False)
+
+
+def test_count_ones_is_shallow():
+    # The old ``sum(grants)`` was a chain N adds deep, three Python frames an
+    # add in Amaranth's Verilog back-end: RecursionError at N=362 (issue 25).
+    # The balanced tree converts within 150 frames; the chain does not.
+    with shallow_stack(150):
+        convert_count(count_ones)
+    with pytest.raises(RecursionError), shallow_stack(150):
+        convert_count(sum)
 
 
 def test_widths():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -110,3 +111,35 @@ def test_a_keyword_is_no_module_name(name):
     with pytest.raises(ValueError, match="keyword"):
         check_module_name(name)
     assert check_module_name(name + "_top") == name + "_top"
+
+
+def test_export_needs_no_deep_python_stack():
+    """Issue 25: N=362 pipelined and N=1024 width 1 ended in RecursionError.
+
+    The used-slot count was a chain of N adds, three Python frames each in
+    Amaranth's back-end; at N=100 that chain needs 300 frames, the balanced
+    tree (and everything else in the fabric) fits in 240.
+    """
+    import inspect
+    import sys
+
+    config = RunConfig.family(100, "pipelined")
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 240)
+    try:
+        text = verilog_text(config, 1)
+    finally:
+        sys.setrecursionlimit(old)
+    assert "module pipegossip_fabric" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n, order, width", [(362, "pipelined", 8), (1024, "identity", 1)])
+def test_export_at_the_fabric_budget(tmp_path, n, order, width):
+    """The largest fabrics the ``fabric-bits`` budget allows export, with no warnings."""
+    proc = subprocess.run([sys.executable, "-m", "pipegossip", "verilog", "--n", str(n),
+                           "--order", order, "--width", str(width), "-o",
+                           str(tmp_path / "f.v")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("wrote "), proc.stderr[-2000:]
+    assert (tmp_path / "f.v").read_text().count("\nmodule ") >= n

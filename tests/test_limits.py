@@ -1,6 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """One budget policy: refuse at once, with the estimate and how to raise it (rows 11, 13)."""
 
+import re
 import time
 
 import pytest
@@ -153,3 +154,120 @@ def test_check_refuses_fifos_and_folders_without_blocking(tmp_path, capsys, make
     os.mkfifo(target) if make == "fifo" else target.mkdir()
     assert cli.main(["check", str(target)]) == 2
     assert needle in capsys.readouterr().err
+
+
+# ------------------------------------------------- issue 25: budgets before work
+HALF_OF_23_GIB = 23 * (1 << 30) // 2  # this project's 23 GiB machines
+
+
+def refused(args, env=None, monkeypatch=None) -> str:
+    """Run ``args`` in-process; assert a one-line exit-2 refusal, at once; return it.
+
+    "At once": under 10 s, as the refusals above (about a second on an idle
+    machine; the first call imports the generators, slow on a loaded one).
+    """
+    import contextlib
+    import io
+    err = io.StringIO()
+    started = time.monotonic()
+    with contextlib.redirect_stderr(err):
+        status = cli.main(args)
+    assert time.monotonic() - started < 10, args
+    assert status == 2, (args, err.getvalue())
+    assert err.getvalue().count("\n") == 1, err.getvalue()
+    return err.getvalue()
+
+
+@pytest.mark.parametrize("args", [
+    ["schedule", "one-factor", "--n", "16384"],
+    ["schedule", "cyclic-shift", "--n", "16384"],
+    ["schedule", "min-calls", "--n", "16384"],
+    ["schedule", "path-gossip", "--n", "8192"],
+    ["schedule", "run", "--n", "8192"],
+    ["schedule", "matching", "--topology", "hypercube", "--k", "14"],
+    ["schedule", "matching", "--topology", "torus", "--a", "256", "--b", "64"],
+])
+def test_schedules_past_the_memory_budget_refused_with_the_estimate(tmp_path, monkeypatch, args):
+    """Issue 25: these grew past 5 GB (or ran for minutes) inside the documented limits."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pipegossip.limits._default_memory", lambda: HALF_OF_23_GIB)
+    monkeypatch.delenv("PIPEGOSSIP_MAX_MEMORY", raising=False)
+    err = refused(args + ["-o", "s.json"])
+    assert re.search(r"needs about [0-9.]+ GiB, over the limit of 11.5 GiB \(set "
+                     r"PIPEGOSSIP_MAX_MEMORY", err), err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_schedule_memory_boundary_is_the_estimate(tmp_path, monkeypatch):
+    from pipegossip.limits import gossip_items, schedule_bytes
+    monkeypatch.chdir(tmp_path)
+    need = schedule_bytes(gossip_items(64), gossip_items(64))
+    monkeypatch.setenv("PIPEGOSSIP_MAX_MEMORY", str(need - 1))
+    refused(["schedule", "one-factor", "--n", "64", "-o", "s.json"])
+    monkeypatch.setenv("PIPEGOSSIP_MAX_MEMORY", str(need))
+    assert cli.main(["schedule", "one-factor", "--n", "64", "-o", "s.json"]) == 0
+
+
+def test_estimates_cover_the_measured_peaks():
+    """The calibration in pipegossip/limits.py (``/usr/bin/time -f %M``, KB)."""
+    from pipegossip.limits import gossip_items, schedule_bytes, verilator_bytes
+    from pipegossip.literature_cli import path_cycle_seconds
+    kib = 1024
+    assert schedule_bytes(gossip_items(2048), gossip_items(2048)) >= 1_996_904 * kib
+    assert schedule_bytes(25_000, gossip_items(4096)) >= 2_129_812 * kib  # matching, k=12
+    assert model_bytes(8192, compiled=True) >= 1_475_148 * kib
+    assert model_bytes(4096, compiled=True) >= 552_764 * kib
+    assert verilator_bytes(151_552) >= 747_528 * kib  # schedule fabric, N=64
+    assert path_cycle_seconds(512) >= 0.85 * 512 / 3  # the six schedules of N=512 alone
+
+
+def test_path_cycle_table_past_the_time_budget(monkeypatch, capsys):
+    """Issue 25: ``literature-table path-cycle --max-n 1024`` ran past 300 s."""
+    monkeypatch.delenv("PIPEGOSSIP_MAX_SECONDS", raising=False)
+    err = refused(["literature-table", "path-cycle", "--max-n", "1024"])
+    assert "needs about 1,183 seconds, over the limit of 600 seconds (set " \
+           "PIPEGOSSIP_MAX_SECONDS" in err
+    monkeypatch.setenv("PIPEGOSSIP_MAX_SECONDS", "2")  # N=128: 2.3 s estimated
+    refused(["literature-table", "path-cycle"])
+    err = refused(["literature-table", "path-cycle", "--time-limit", "2"])
+    assert "needs about 3 seconds, over --time-limit 2" in err
+    monkeypatch.setenv("PIPEGOSSIP_MAX_SECONDS", "3")
+    capsys.readouterr()
+    assert cli.main(["literature-table", "path-cycle", "--max-n", "128"]) == 0
+    assert capsys.readouterr().out.count("\n") == 128
+
+
+def test_streams_and_builds_past_the_memory_budget(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pipegossip.limits._default_memory", lambda: HALF_OF_23_GIB)
+    monkeypatch.delenv("PIPEGOSSIP_MAX_MEMORY", raising=False)
+    for n in (8, 128):
+        assert cli.main(["schedule", "cyclic-shift", "--n", str(n), "-o", f"cs{n}.json"]) == 0
+    err = refused(["cosim-schedule", "cs8.json", "--depth", "16", "--stream", "1000000000"])
+    assert "cs8.json streamed 1,000,000,000 times needs about" in err
+    # The Verilator build of N=128: 5.2 GiB estimated, over a 4 GiB budget.
+    monkeypatch.setenv("PIPEGOSSIP_MAX_MEMORY", "4G")
+    err = refused(["cosim-schedule", "cs128.json"])
+    assert "the Verilator build of the schedule fabric for N=128, depth 128 needs about 5.2 GiB" \
+        in err
+
+
+def test_conjecture21_default_fits_half_of_23_gib(tmp_path, monkeypatch):
+    """Its documented default (N up to 16384, two local workers) was refused on 23 GB."""
+    import pipegossip.sweep_cli as sweep_cli
+
+    class Started(Exception):
+        pass
+
+    def started(*args, **kwargs):
+        raise Started
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pipegossip.limits._default_memory", lambda: HALF_OF_23_GIB)
+    monkeypatch.delenv("PIPEGOSSIP_MAX_MEMORY", raising=False)
+    monkeypatch.setattr(sweep_cli, "run_sweep", started)
+    with pytest.raises(Started):
+        sweep_cli.cmd_conjecture21(cli.build_parser().parse_args(
+            ["conjecture21", "--workers", "2"]))
+    err = refused(["conjecture21", "--max-n", "24576", "--workers", "2"])
+    assert "conjecture21 up to N=24,576 (2 worker(s) at once) needs about" in err

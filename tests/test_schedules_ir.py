@@ -63,14 +63,14 @@ def _doc(**changes):
 
 
 @pytest.mark.parametrize("data,text", [
-    (_doc(extra=1), "unknown key 'extra'"),
+    (_doc(extra=1), 'unknown key "extra"'),
     (_doc(format="other/1"), "format must be"),
     (_doc(model="H2"), "unknown model"),
     (_doc(primitive="scatter"), "unknown primitive"),
     (_doc(p=0), "p must be"),
     (_doc(root=0), "root must be null"),
     (_doc(origin={"algorithm": "x", "source": "y", "when": 1}), "origin: unknown key"),
-    (_doc(rounds=[[{"src": 0, "dst": [1], "items": [0], "size": 1}]]), "unknown key 'size'"),
+    (_doc(rounds=[[{"src": 0, "dst": [1], "items": [0], "size": 1}]]), 'unknown key "size"'),
     (_doc(rounds=[[{"src": 0, "dst": 1, "items": [0]}]]), "must be lists"),
     (_doc(rounds=[[{"src": "0", "dst": [1], "items": [0]}]]), "src must be an integer"),
     (_doc(rounds=[[{"src": 0, "dst": [1], "items": ["x"]}]]), "item must be an integer"),

@@ -92,7 +92,7 @@ def test_ids_of_two_level_graphs():
 @pytest.mark.parametrize("data,text", [
     ({"name": "ring", "n": 4}, "unknown topology"),
     ({"name": "mesh", "a": 2}, "missing key 'b'"),
-    ({"name": "complete", "n": 4, "k": 2}, "unknown key 'k'"),
+    ({"name": "complete", "n": 4, "k": 2}, 'unknown key "k"'),
     ({"name": "knodel", "n": 5}, "even"),
     ({"name": "path", "n": True}, "integer"),
     ({"name": "explicit", "n": 3, "edges": [[0, 3]]}, "distinct nodes"),

@@ -34,6 +34,7 @@ import itertools
 
 import numpy as np
 
+from ..errors import json_text
 from ..schedules.ir import Schedule
 from ..schedules.topologies import Topology
 
@@ -155,7 +156,7 @@ def matchings(topo: Topology) -> list[np.ndarray]:
 def parse_colors(text: str, count: int) -> list[int]:
     """Digits of a colour string, each below ``count`` (the paper's Table 6 notation)."""
     if not text or not text.isdigit():
-        raise ValueError(f"colour string must be digits, got {text!r}")
+        raise ValueError(f"colour string must be digits, got {json_text(text, 60)}")
     colours = [int(c) for c in text]
     if max(colours) >= count:
         raise ValueError(f"colour {max(colours)} is not a matching here (0..{count - 1})")
@@ -188,7 +189,8 @@ def color_schedule(topo: Topology, colors: str, *, max_rounds: int | None = None
     t = 0
     while not K.all():
         if t >= limit:
-            raise ValueError(f"colours {colors!r} do not complete gossip within {limit} rounds")
+            raise ValueError(f"colours {json_text(colors, 60)} do not complete gossip within "
+                             f"{limit} rounds")
         mate = mates[seq[t % len(seq)]]
         a = np.flatnonzero(mate > np.arange(n))
         s, d = np.concatenate([a, mate[a]]), np.concatenate([mate[a], a])

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, json_text
 from ..inputs import STDIN, decompress_input, read_input_bytes
 from .topologies import Topology, topology, topology_from_json
 
@@ -113,19 +113,19 @@ class Schedule:
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
-            raise FormatError(f"unknown model {self.model!r} (expected one of {', '.join(MODELS)})")
+            raise FormatError(f"unknown model {json_text(self.model)} (expected one of {', '.join(MODELS)})")
         if self.primitive not in PRIMITIVES:
-            raise FormatError(f"unknown primitive {self.primitive!r} "
+            raise FormatError(f"unknown primitive {json_text(self.primitive)} "
                               f"(expected one of {', '.join(PRIMITIVES)})")
         if self.p is not None and (isinstance(self.p, bool) or not isinstance(self.p, int)
                                    or self.p < 1):
-            raise FormatError(f"p must be a positive integer or null, got {self.p!r}")
+            raise FormatError(f"p must be a positive integer or null, got {json_text(self.p)}")
         if self.primitive in ROOTLESS:
             if self.root is not None:
                 raise FormatError(f"root must be null for {self.primitive}")
         elif (isinstance(self.root, bool) or not isinstance(self.root, int)
               or not 0 <= self.root < self.n):
-            raise FormatError(f"{self.primitive} needs a root in 0..{self.n - 1}, got {self.root!r}")
+            raise FormatError(f"{self.primitive} needs a root in 0..{self.n - 1}, got {json_text(self.root)}")
         if (not isinstance(self.origin, dict) or set(self.origin) != set(_ORIGIN_KEYS)
                 or not all(isinstance(self.origin[k], str) for k in _ORIGIN_KEYS)):
             raise FormatError('origin must be {"algorithm": string, "source": string}')
@@ -273,9 +273,17 @@ def save(s: Schedule, path) -> bytes:
 # ------------------------------------------------------------------ reading
 def _int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise FormatError(f"{what} must be an integer, got {value!r:.40}")
+        raise FormatError(f"{what} must be an integer, got {json_text(value)}")
     if not -_INT_LIMIT <= value <= _INT_LIMIT:
         raise FormatError(f"{what} is out of range: {value}")
+    return value
+
+
+def _item(value: object, what: str) -> int:
+    # In memory the question "q" is -1 (Q_ID): a -1 in the file must not pass for it.
+    value = _int(value, what)
+    if value < 0:
+        raise FormatError(f"{what} {value} is negative (items are node ids from 0, or \"q\")")
     return value
 
 
@@ -293,6 +301,8 @@ def _decode(data: bytes) -> object:
         raise FormatError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     except RecursionError:
         raise FormatError("not valid JSON: nested too deeply") from None
+    except ValueError as e:  # Python's integer limit: a number of more than 4300 digits
+        raise FormatError(f"unreadable number ({str(e).split(';')[0]})") from None
 
 
 def loads(data: bytes | str) -> Schedule:
@@ -313,7 +323,7 @@ def loads(data: bytes | str) -> Schedule:
         raise FormatError("a schedule file holds one JSON object")
     unknown = [k for k in obj if k not in _KEYS]
     if unknown:
-        raise FormatError(f"unknown key {unknown[0]!r} (expected {', '.join(_KEYS)})")
+        raise FormatError(f"unknown key {json_text(unknown[0])} (expected {', '.join(_KEYS)})")
     # keys with a meaning when absent: no origin, and no root for a rootless primitive
     obj = {"origin": _origin("", ""), **obj}
     if "root" not in obj and obj.get("primitive") in ROOTLESS:
@@ -325,13 +335,13 @@ def loads(data: bytes | str) -> Schedule:
         raise FormatError(f"missing key{'s' if len(missing) > 1 else ''} "
                           f"{', '.join(map(repr, missing))}{why}")
     if obj["format"] != FORMAT:
-        raise FormatError(f"format must be {FORMAT!r}, got {obj['format']!r:.60}")
+        raise FormatError(f"format must be {FORMAT!r}, got {json_text(obj['format'], 60)}")
     origin = obj["origin"]
     if not isinstance(origin, dict):
         raise FormatError("origin must be an object")
     bad = [k for k in origin if k not in _ORIGIN_KEYS]
     if bad:
-        raise FormatError(f"origin: unknown key {bad[0]!r} (expected algorithm, source)")
+        raise FormatError(f"origin: unknown key {json_text(bad[0])} (expected algorithm, source)")
     topo = topology_from_json(obj["topology"])
     rounds = obj["rounds"]
     if not isinstance(rounds, list):
@@ -346,14 +356,14 @@ def loads(data: bytes | str) -> Schedule:
                 raise FormatError(f"{where}: must be an object")
             if len(msg) != 3 or any(k not in msg for k in _MSG_KEYS):
                 extra = [k for k in msg if k not in _MSG_KEYS]
-                what = f"unknown key {extra[0]!r}" if extra else "missing key"
+                what = f"unknown key {json_text(extra[0])}" if extra else "missing key"
                 raise FormatError(f"{where}: {what} (expected src, dst, items)")
             src.append(_int(msg["src"], f"{where}: src"))
             if not isinstance(msg["dst"], list) or not isinstance(msg["items"], list):
                 raise FormatError(f"{where}: dst and items must be lists")
             dst.extend(_int(x, f"{where}: dst entry") for x in msg["dst"])
             dst_ptr.append(len(dst))
-            items.extend(Q_ID if x == Q else _int(x, f"{where}: item") for x in msg["items"])
+            items.extend(Q_ID if x == Q else _item(x, f"{where}: item") for x in msg["items"])
             item_ptr.append(len(items))
         round_ptr.append(len(src))
     p = obj["p"]
@@ -362,7 +372,7 @@ def loads(data: bytes | str) -> Schedule:
     root = obj["root"] if obj["root"] is None else _int(obj["root"], "root")
     for key in ("model", "primitive"):
         if not isinstance(obj[key], str):
-            raise FormatError(f"{key} must be a string, got {obj[key]!r:.40}")
+            raise FormatError(f"{key} must be a string, got {json_text(obj[key])}")
     return Schedule(topology=topo, model=obj["model"], p=p, round_ptr=round_ptr, src=src,
                     dst_ptr=dst_ptr, dst=dst, item_ptr=item_ptr, items=items,
                     primitive=obj["primitive"], root=root,

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, json_text
 
 __all__ = ["TOPOLOGIES", "Topology", "topology", "topology_from_json"]
 
@@ -105,7 +105,7 @@ class Topology:
 
 def _int_param(name: str, key: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise FormatError(f"topology {name}: {key} must be an integer, got {value!r}")
+        raise FormatError(f"topology {name}: {key} must be an integer, got {json_text(value)}")
     if value < minimum:
         raise FormatError(f"topology {name}: {key} must be at least {minimum}, got {value}")
     return value
@@ -211,11 +211,11 @@ def topology(name: str, **params) -> Topology:
         For an unknown name, a missing, extra or out-of-range parameter.
     """
     if name not in TOPOLOGIES:
-        raise FormatError(f"unknown topology {name!r} (expected one of {', '.join(TOPOLOGIES)})")
+        raise FormatError(f"unknown topology {json_text(name)} (expected one of {', '.join(TOPOLOGIES)})")
     want = TOPOLOGIES[name]
     extra = sorted(set(params) - set(want))
     if extra:
-        raise FormatError(f"topology {name}: unknown key {extra[0]!r} (expected {', '.join(want)})")
+        raise FormatError(f"topology {name}: unknown key {json_text(extra[0])} (expected {', '.join(want)})")
     missing = [key for key in want if key not in params]
     if missing:
         raise FormatError(f"topology {name}: missing key {missing[0]!r}")
@@ -262,9 +262,9 @@ def _explicit_edges(n: int, edges: object) -> list[list[int]]:
     for e in edges:
         if (not isinstance(e, list) or len(e) != 2
                 or any(isinstance(x, bool) or not isinstance(x, int) for x in e)):
-            raise FormatError(f"topology explicit: bad edge {e!r} (expected [u, v])")
+            raise FormatError(f"topology explicit: bad edge {json_text(e)} (expected [u, v])")
         if not (0 <= e[0] < n and 0 <= e[1] < n) or e[0] == e[1]:
-            raise FormatError(f"topology explicit: edge {e!r} is not a pair of distinct nodes "
+            raise FormatError(f"topology explicit: edge {json_text(e)} is not a pair of distinct nodes "
                               f"0..{n - 1}")
         out.append([e[0], e[1]])
     return out
@@ -276,5 +276,5 @@ def topology_from_json(data: object) -> Topology:
         raise FormatError("topology must be an object with a 'name'")
     params = {k: v for k, v in data.items() if k != "name"}
     if not isinstance(data["name"], str):
-        raise FormatError(f"topology name must be a string, got {data['name']!r}")
+        raise FormatError(f"topology name must be a string, got {json_text(data['name'])}")
     return topology(data["name"], **params)
