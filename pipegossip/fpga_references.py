@@ -142,6 +142,8 @@ def cmd_references(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise UsageError(f"--results {args.results}: not a folder")
     results = _load(folder)
+    if not results:
+        raise UsageError(f"--results {args.results}: no result files (*.json) in it")
     root = folder.resolve().parents[1]
     progress = progress_printer("pipegossip fpga-references", args.quiet)
     problems = [line for _, r in results for line in check_quotes(r, root)]

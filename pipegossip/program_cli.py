@@ -23,9 +23,10 @@ __all__ = ["register", "compile_image", "CompiledImage", "FORMATS", "NETWORK_NOT
 #: Output formats; the default follows the output's extension (``.json``, ``.uart``, else hex).
 FORMATS = ("hex", "json", "uart")
 
-#: The one line ``--fabric network`` gets until that fabric exists.
-NETWORK_NOT_BUILT = ("--fabric network: the network fabric is not built yet; "
-                     "use --fabric schedule")
+#: The one line ``--fabric network`` gets until its image is written (its
+#: programs load through its co-simulation, ``cosim --fabric network``, today).
+NETWORK_NOT_BUILT = ("--fabric network: the network fabric's memory image is not written yet "
+                     "(its programs load through cosim --fabric network); use --fabric schedule")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "written).")
     p.add_argument("file", metavar="FILE.json", help="schedule file")
     p.add_argument("--fabric", choices=("schedule", "network"), default="schedule",
-                   help="the fabric the image is for; default schedule (network: not built yet)")
+                   help="the fabric the image is for; default schedule (network: refused, its image is not written yet)")
     p.add_argument("--width", type=word_width, default=8, help="word width; default 8")
     p.add_argument("--depth", type=positive_int, default=None, metavar="D",
                    help="program entries per node of the fabric; default the program's cycles")

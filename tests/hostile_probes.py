@@ -341,6 +341,11 @@ cmd("check", ["sched.json"], [], inputs=[("pos:0", "schedule")], stdout=True,
     choices=["--format"])
 cmd("plot-schedule", ["sched.json", "-o", "p.png"], [], inputs=[("pos:0", "schedule")],
     out=("file", "-o"))
+cmd("program", ["sched.json", "-o", "p.hex"],
+    [("--width", "positive"), ("--depth", "positive"), ("--slots", "positive"),
+     ("--seed", "nonneg")], inputs=[("pos:0", "schedule")], out=("file", "-o"),
+    huge=[["--depth", "100000000"], ["--width", "100000"]], choices=["--format", "--fabric"])
+cmd("fpga-references", ["--quotes"], [], inputs=[("opt:--results", "store")])
 cmd("schedule-table", ["--sizes", "4,8"], [("--min-n", "positive"), ("--max-n", "positive"),
                                             ("--sizes", "list")], stdout=True,
     huge=[["--sizes", "100000"]], choices=["--format"],

@@ -95,3 +95,10 @@ def test_the_small_designs_rebuild_as_recorded(capsys):
     assert main(["fpga-references", "--check", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "as recorded" in out
+
+
+def test_a_results_folder_without_result_files_is_refused(tmp_path, capsys):
+    from pipegossip.cli import main
+    assert main(["fpga-references", "--quotes", "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no result files" in err[0]

@@ -39,7 +39,7 @@ TABLE = {
     "matching-hypercube4": (lambda: matching_schedule(topology("hypercube", k=4)), 4, 15),
     "coloring-star4": (lambda: color_schedule(topology("star", k=4), "010201"), 6, 23),
     "path-gossip-8-2": (lambda: path_gossip(8, 2), 8, 14),
-    "short-messages-8-2": (lambda: short_messages(8, 2), 11, 21),
+    "short-messages-8-2": (lambda: short_messages(8, 2), 6, 11),
     "polling-hypercube3": (lambda: polling_hypercube(3), 6, 6),
 }
 

@@ -35,7 +35,7 @@ def test_verilog_fabric_network_writes_the_topology_s_fabric(tmp_path):
      "at most complete(64)"),
     (["cosim", "--fabric", "network"], "needs --schedule"),
     (["fpga", "--fabric", "network", "--topology", "cycle", "--n", "8", "--board",
-      "icebreaker", "-o", "f"], "--board applies to --fabric fsm only"),
+      "icebreaker", "-o", "f"], "--board applies to --fabric fsm or schedule only"),
     (["fpga", "--n", "8", "--order", "identity", "--op", "xor", "-o", "f"],
      "--op applies to --fabric network only"),
     (["cosim", "--schedule", "s.json", "--op", "xor"], "--op applies only to --fabric network"),

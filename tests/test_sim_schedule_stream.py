@@ -78,7 +78,7 @@ def test_cli_stream_reports_the_measured_figures(tmp_path, capsys):
 @pytest.mark.parametrize("args, says", [
     (["cs6.json", "--banks", "3"], "--banks applies only with --stream"),
     (["cs6.json", "--stream", "8", "--via", "load"], "load port cannot write"),
-    (["cs6.json", "--stream", "100000000"], "PIPEGOSSIP_MAX_FABRIC_BITS"),
+    (["cs6.json", "--stream", "100000000"], "PIPEGOSSIP_MAX_MEMORY"),
 ])
 def test_cli_stream_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, says):
     rc, out, err = _cli(tmp_path, capsys, *args, "--simulator", "amaranth")
