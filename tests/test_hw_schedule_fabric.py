@@ -2,11 +2,13 @@
 """The schedule fabric in Amaranth's simulator, judged; its port table, Verilog and lint."""
 
 import copy
+import json
 import re
 import subprocess
 
 import numpy as np
 import pytest
+import schedule_records
 
 from pipegossip.hw.ports import ScheduleSize, schedule_ports
 from pipegossip.hw.schedule import LATENCY, ScheduleFabric, schedule_fabric_ports
