@@ -49,22 +49,23 @@ def programs(fabric: str) -> dict:
     from pipegossip.model.schedules.topologies import topology
     if fabric == "schedule":
         gather = _complete4("gather", [[(1, (0,), (1,)), (3, (2,), (3,))], [(2, (0,), (2, 3))]], 0)
-        broadcast = _complete4("broadcast", [[(2, (0,), (2,))], [(2, (1,), (2,)),
-                                                                  (0, (3,), (2,))]], 2)
+        # two items each (node v's in slots v and v + 4), in a store of 12 slots
+        broadcast = _complete4("broadcast", [[(2, (0,), (2,))], [(2, (1,), (2,)), (0, (3,), (2,))],
+                                             [(2, (0, 1), (6,))], [(0, (3,), (6,))]], 2, "port")
         return {
             "shift4": (compile_schedule(cyclic_shift(4), depth=8), 3),
             # one bank: every timed load has a window of one cycle
-            "stream5": (compile_stream(cyclic_shift(5), 3, banks=1), 3),
+            "stream5": (compile_stream(cyclic_shift(5), 3, banks=1), 0),
             "allreduce4": (compile_schedule(allreduce_schedule(topology("hypercube", k=2))), 5),
             "gather4": (compile_schedule(gather, depth=8, slots=4), 1),
-            "broadcast4": (compile_schedule(broadcast, depth=8, slots=4), 2),
+            "broadcast4": (compile_schedule(broadcast, depth=8, slots=12), 0),
         }
     # the network fabric: a path of 4 nodes (links 0-1, 1-2, 2-3) and two hypercubes
     gather = _path4("gather", [[(0, (1,), (0,)), (3, (2,), (3,))], [(2, (1,), (2, 3))]], 1, "F1")
     broadcast = _path4("broadcast", [[(1, (0,), (1,)), (1, (2,), (1,))], [(2, (3,), (1,))]], 1,
                        "Fstar")
     return {
-        "gossip-path4": (compile_network(path_gossip(4, 1)), 3),
+        "gossip-path4": (compile_network(path_gossip(4, 1)), 0),
         "gather-path4": (compile_network(gather), 1),
         "broadcast-path4": (compile_network(broadcast), 2),
         "reduce-path4": (compile_network(reduce_schedule(topology("path", n=4), 0)), 5),

@@ -231,3 +231,18 @@ def test_verdict_json(records):
     bad.samples["tx_word"][:] = [[int(x) ^ 1 for x in row] for row in bad.samples["tx_word"]]
     got = network_verdict_json(judge_network(program, bad))
     assert got["mismatch_counts"]["delivery"] > 100 and len(got["mismatches"]) == 100
+
+
+def test_a_record_cut_short_before_the_first_exchange_is_judged(records):
+    program, bad = _copy(records, "gossip-path4")
+    for field in bad.samples:
+        bad.samples[field] = bad.samples[field][:2]  # the start cycle and one more
+    bad.ended = "timeout"
+    assert [m.kind for m in judge_network(program, bad).mismatches] == ["timeout"]
+
+
+def test_a_word_on_a_link_end_that_does_not_send_is_not_judged(records):
+    program, bad = _copy(records, "gossip-path4")
+    assert not bad.samples["tx_valid"][2, 1]
+    bad.samples["tx_word"][2, 1] ^= 0x33
+    assert judge_network(program, bad).match

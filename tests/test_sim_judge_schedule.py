@@ -245,8 +245,10 @@ def test_a_slot_held_that_should_be_empty_is_named(records):
 @pytest.mark.parametrize("name, node, slot, incomplete", [
     ("gather4", 0, 3, "incomplete gather"),   # the root needs every item
     ("gather4", 2, 3, None),                  # a relay does not
-    ("broadcast4", 3, 2, "incomplete broadcast"),  # everyone needs the root's item
+    ("broadcast4", 3, 2, "incomplete broadcast"),  # everyone needs the root's items
+    ("broadcast4", 3, 6, "incomplete broadcast"),  # (the second in slot 6)
     ("broadcast4", 2, 2, "incomplete broadcast"),  # the root too
+    ("broadcast4", 3, 7, None),                    # its own second item is not broadcast
 ])
 def test_completion_is_judged_from_the_primitive(records, name, node, slot, incomplete):
     program, bad = _copy(records, name)
@@ -285,7 +287,7 @@ def _item(i: int) -> str:
     return f"item {i} (gossip {i // 5}, p{i % 5})"
 
 
-def _iw(program, seed: int = 3) -> list[int]:
+def _iw(program, seed: int = 0) -> list[int]:
     return slot_words(program.logical, seed)
 
 
@@ -451,7 +453,7 @@ def test_verdict_json_of_a_matching_stream(records):
     assert got == dict(stream=dict(banks=1, timed_loads=10, **port_figures(program, record)),
                        match=True, schedule="stream5", algorithm=program.algorithm, n=5,
                        primitive="gossip", R=program.rounds, cycles=12, latency=1,
-                       busy_cycles=13, load_cycles=record.load_cycles, word_seed=3,
+                       busy_cycles=13, load_cycles=record.load_cycles, word_seed=0,
                        first_mismatch=None, mismatch_counts={}, mismatches=[])
 
 
@@ -468,3 +470,27 @@ def test_verdict_json_lists_the_first_hundred_mismatches(records):
     bad.samples["send_word"][2:14] ^= 1  # 60 sends
     got = schedule_verdict_json(judge_schedule(program, bad))
     assert got["mismatch_counts"]["delivery"] > 100 and len(got["mismatches"]) == 100
+
+
+@pytest.mark.parametrize("k", [1, 4])  # the cycle before the first exchange, the one after
+def test_an_accumulator_sent_outside_the_program_is_a_trace_mismatch_only(records, k):
+    program, bad = _copy(records, "allreduce4")
+    bad.samples["send_valid"][k, 0] = bad.samples["send_acc"][k, 0] = 1
+    bad.samples["send_word"][k, 0] = 0x5A  # no cycle's accumulator: not judged as one
+    assert [(m.kind, m.cycle, m.processor) for m in judge_schedule(program, bad).mismatches] == \
+        [("trace", k, 0)]
+
+
+@pytest.mark.parametrize("name", ["shift4", "stream5"])
+def test_a_record_cut_short_before_the_first_exchange_is_judged(records, name):
+    program, bad = _copy(records, name)
+    for field in bad.samples:
+        bad.samples[field] = bad.samples[field][:2]  # the start cycle and one more
+    bad.ended, bad.loads = "timeout", []
+    verdict = judge_schedule(program, bad)
+    if name == "shift4":  # the stores were read back whole: only the end is missing
+        assert [m.kind for m in verdict.mismatches] == ["timeout"]
+    else:  # a stream's words must arrive on the trace, and its loads be driven
+        notes = {(m.kind, m.note) for m in verdict.mismatches}
+        assert {("timeout", ""), ("delivery", "incomplete gossip"),
+                ("delivery", "load timetable")} <= notes
