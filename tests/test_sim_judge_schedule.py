@@ -494,3 +494,13 @@ def test_a_record_cut_short_before_the_first_exchange_is_judged(records, name):
         notes = {(m.kind, m.note) for m in verdict.mismatches}
         assert {("timeout", ""), ("delivery", "incomplete gossip"),
                 ("delivery", "load timetable")} <= notes
+
+
+def test_a_record_cut_short_in_the_program_is_judged_on_the_cycles_it_has(records):
+    program, bad = _copy(records, "shift4")
+    bad.samples["send_slot"][2, 1] = 3  # in the one exchange cycle kept
+    for field in bad.samples:
+        bad.samples[field] = bad.samples[field][:3]
+    bad.ended = "timeout"
+    assert [(m.kind, m.cycle, m.processor) for m in judge_schedule(program, bad).mismatches] == \
+        [("trace", 2, 1), ("delivery", 2, 1), ("timeout", None, None)]
