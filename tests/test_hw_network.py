@@ -2,11 +2,13 @@
 """The network fabric in Amaranth's simulator, judged; faults caught; ports, Verilog and lint."""
 
 import copy
+import json
 import re
 import subprocess
 
 import numpy as np
 import pytest
+from judge_records import fixture, fresh
 
 from pipegossip.hw.network import LATENCY, NetworkFabric, network_fabric_ports, network_size
 from pipegossip.hw.network.export import network_verilog_text
@@ -204,3 +206,8 @@ def test_verilator_lint_reports_only_the_waived_warnings(tmp_path, topo):
     found = re.findall(r"^%(Warning-[A-Z_]+|Error[^:]*): (.*)$", proc.stderr, re.M)
     kinds = {k.removeprefix("Warning-") for k, msg in found if not msg.startswith("Exiting")}
     assert kinds <= ALLOWED, [f for f in found if f[0].removeprefix("Warning-") not in ALLOWED]
+
+
+def test_the_judges_stored_records_are_what_the_fabric_does():
+    """tests/test_sim_judge_network.py judges stored records: they must be the fabric's."""
+    assert fresh("network") == json.loads(fixture("network").read_text())
