@@ -1,11 +1,14 @@
 # amaranth: UnusedElaboratable=no
 """Amaranth-simulator unit tests of the schedule node and the crossbar it uses."""
 
+import pytest
+from amaranth.hdl import Module, Shape, Signal
+from amaranth.lib.wiring import Flow
 from amaranth.sim import Simulator
 from combinational import load_node, run_clocked
 
 from pipegossip.hw.crossbar import Crossbar
-from pipegossip.hw.schedule.node import ScheduleNode
+from pipegossip.hw.schedule.node import ScheduleNode, one_hot, select_by
 from pipegossip.model.schedules.program import EntryLayout
 
 
@@ -169,3 +172,106 @@ def test_a_read_sees_an_item_written_at_the_same_edge():
 
     _run(dut, bench)
     assert out["word"] == 0x22
+
+
+# The parameters, the port widths the docstring lists, and the idle/out-of-range
+# defaults; each test below was checked against a one-token change of node.py.
+
+
+@pytest.mark.parametrize("n, width, depth, slots", [(1, 8, 4, 4), (2, 0, 4, 4),
+                                                    (2, 8, 0, 4), (2, 8, 4, 0)])
+def test_parameters_below_their_minimum_are_refused(n, width, depth, slots):
+    with pytest.raises(ValueError, match="ScheduleNode"):
+        ScheduleNode(n, width, depth, slots)
+
+
+def test_the_smallest_node_is_built():
+    # n=2 and one-bit words, one entry, one slot: each parameter at its minimum
+    dut = ScheduleNode(2, 1, 1, 1)
+    assert Shape.cast(dut.signature.members["fetch_addr"].shape).width == 1
+
+
+def _ports(dut):
+    return {name: (m.flow, Shape.cast(m.shape).width)
+            for name, m in dut.signature.members.items()}
+
+
+@pytest.mark.parametrize("n, width, depth, slots, aw, sw, pw", [
+    (2, 8, 1, 1, 1, 1, 1), (3, 5, 2, 3, 1, 2, 2), (5, 6, 4, 4, 2, 2, 3),
+    (4, 8, 5, 5, 3, 3, 2), (8, 3, 8, 9, 3, 4, 3), (9, 3, 9, 8, 4, 3, 4)])
+def test_every_port_has_the_documented_direction_and_width(n, width, depth, slots, aw, sw, pw):
+    # fetch_addr/prog_addr ceil(log2 depth) (at least 1); slots SW and
+    # sources PW as in EntryLayout; strobes one bit
+    dut = ScheduleNode(n, width, depth, slots)
+    assert (dut.layout.slot_bits, dut.layout.node_bits) == (sw, pw)
+    I, O = Flow.In, Flow.Out
+    assert _ports(dut) == {
+        "fetch_en": (I, 1), "fetch_addr": (I, aw), "clear": (I, 1),
+        "prog_we": (I, 1), "prog_addr": (I, aw), "prog_data": (I, dut.layout.width),
+        "item_we": (I, 1), "item_slot": (I, sw), "item_data": (I, width),
+        "acc_we": (I, 1), "acc_data": (I, width), "rd_slot": (I, sw), "in_word": (I, width),
+        "select": (O, n), "out_word": (O, width), "rd_word": (O, width), "rd_held": (O, 1),
+        "acc": (O, width), "send_valid": (O, 1), "send_slot": (O, sw), "send_acc": (O, 1),
+        "recv_valid": (O, 1), "recv_source": (O, pw), "recv_slot": (O, sw), "recv_comb": (O, 1)}
+
+
+def test_idle_cycles_after_a_clear_leave_every_slot_unheld():
+    # neither a receive nor an item write: no held bit, slot 0 included
+    dut = ScheduleNode(2, 4, 2, 3)
+    out = {}
+
+    async def bench(ctx):
+        _item(ctx, dut, 0, 5)
+        await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        ctx.set(dut.clear, 1)
+        await ctx.tick()
+        ctx.set(dut.clear, 0)
+        for _ in range(3):
+            await ctx.tick()
+        got = []
+        for s in range(3):
+            ctx.set(dut.rd_slot, s)
+            await ctx.tick()
+            got.append(ctx.get(dut.rd_held))
+        out["held"] = got
+
+    _run(dut, bench)
+    assert out["held"] == [0, 0, 0]
+
+
+def test_a_read_back_slot_out_of_range_is_not_held():
+    # slots=3 leaves slot code 3 unused: "0 when out of range"
+    dut = ScheduleNode(2, 4, 2, 3)
+    out = {}
+
+    async def bench(ctx):
+        for s in range(3):
+            _item(ctx, dut, s, s + 1)
+            await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        ctx.set(dut.rd_slot, 3)
+        await ctx.tick()
+        out["held"] = ctx.get(dut.rd_held)
+
+    _run(dut, bench)
+    assert out["held"] == 0
+
+
+@pytest.mark.parametrize("count, width", [(3, 2), (5, 3)])
+def test_one_hot_and_select_by_give_0_out_of_range(count, width):
+    m = Module()
+    value = Signal(width)
+    hot = one_hot(m, value, count)
+    sel = select_by(m, value, [k + 1 for k in range(count)], 4)
+    seen = []
+
+    async def bench(ctx):
+        for v in range(2 ** width):
+            ctx.set(value, v)
+            seen.append((ctx.get(hot), ctx.get(sel)))
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [((1 << v, v + 1) if v < count else (0, 0)) for v in range(2 ** width)]
