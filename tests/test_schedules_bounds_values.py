@@ -181,3 +181,13 @@ def test_round_bound_is_the_largest_lower_r_bound():
     path = _one_message(topology("path", n=7), "F1", None, "reduce", 1)
     assert b.round_bound(path).value == 5
     assert b.round_bound(_one_message(complete(6), "H1", 2)) is None
+
+
+def test_one_item_per_node_is_the_default():
+    assert (b.h1_gossip_rounds(5).value, b.port_gossip_rounds(5).value) == (10, 4)
+    assert (b.linear_cost_steps(8).value, b.linear_cost_steps(8, 1).value) == (7, 7)
+    ring = _one_message(topology("cycle", n=8), "Fstar", 1)  # max(diameter 4, ceil(7h/2))
+    assert (b.allport_gossip_rounds(ring).value, b.allport_gossip_rounds(ring, 2).value) == (4, 7)
+    assert [str(x).split(" (")[0] for x in b.bounds_for(ring)] == ["R >= 4", "S >= 4"]
+    many = _one_message(complete(6), "H1", 1)
+    assert b.round_bound(many).value == 10 and b.round_bound(many, 2).value == 20
