@@ -275,3 +275,94 @@ def test_one_hot_and_select_by_give_0_out_of_range(count, width):
     sim.add_testbench(bench)
     sim.run()
     assert seen == [((1 << v, v + 1) if v < count else (0, 0)) for v in range(2 ** width)]
+
+
+def test_forwarding_combines_without_storing_and_sends_the_accumulator():
+    # the accumulator forwarding of a reduce program: acc_we loads the
+    # initial token, a combine entry without recv adds the input into the
+    # accumulator (selected, not stored), a send_acc entry sends it
+    n, slots = 3, 2
+    dut = ScheduleNode(n, 8, 4, slots)
+    lay = EntryLayout(n, slots)
+    prog = [lay.encode(combine=1, source=2, recv_slot=1),
+            lay.encode(send=1, send_acc=1, send_slot=0),
+            lay.encode(send=1, send_slot=0),
+            lay.encode(send_acc=1, send_slot=0)]  # send_acc without send sends nothing
+    seen = {}
+
+    async def bench(ctx):
+        await load_node(ctx, dut, [(0, 0x40)], prog)
+        ctx.set(dut.acc_we, 1)
+        ctx.set(dut.acc_data, 0x10)
+        await ctx.tick()
+        ctx.set(dut.acc_we, 0)
+        seen["loaded"] = ctx.get(dut.acc)
+        for c in range(len(prog) + 2):
+            ctx.set(dut.fetch_en, int(c < len(prog)))
+            ctx.set(dut.fetch_addr, min(c, len(prog) - 1))
+            x = c - 2
+            if 0 <= x < len(prog):
+                ctx.set(dut.in_word, 0x05 if x == 0 else 0x70)
+                seen[x] = dict(word=ctx.get(dut.out_word), select=ctx.get(dut.select),
+                               send=ctx.get(dut.send_valid), sacc=ctx.get(dut.send_acc),
+                               recv=ctx.get(dut.recv_valid), comb=ctx.get(dut.recv_comb),
+                               src=ctx.get(dut.recv_source))
+            await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        ctx.set(dut.rd_slot, 1)
+        await ctx.tick()
+        seen["slot1_held"] = ctx.get(dut.rd_held)
+        seen["acc"] = ctx.get(dut.acc)
+
+    _run(dut, bench)
+    assert seen["loaded"] == 0x10
+    assert seen[0] == dict(word=seen[0]["word"], select=0b100, send=0, sacc=0, recv=0, comb=1,
+                           src=2)
+    assert seen[1] == dict(word=0x15, select=0, send=1, sacc=1, recv=0, comb=0, src=0)
+    assert (seen[2]["word"], seen[2]["send"], seen[2]["sacc"]) == (0x40, 1, 0)
+    assert (seen[3]["send"], seen[3]["sacc"], seen[3]["word"]) == (0, 0, 0x40)
+    assert seen["slot1_held"] == 0 and seen["acc"] == 0x15
+
+
+def test_an_accumulator_write_keeps_item_writes_and_loses_to_clear():
+    dut = ScheduleNode(2, 8, 2, 2)
+    out = {}
+
+    async def bench(ctx):
+        ctx.set(dut.acc_we, 1)
+        ctx.set(dut.acc_data, 0x33)
+        _item(ctx, dut, 1, 0x44)  # same edge as the accumulator write
+        await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        out["acc"] = ctx.get(dut.acc)
+        ctx.set(dut.acc_data, 0x55)
+        ctx.set(dut.clear, 1)  # clear wins over the accumulator write
+        await ctx.tick()
+        ctx.set(dut.clear, 0)
+        ctx.set(dut.acc_we, 0)
+        out["cleared"] = ctx.get(dut.acc)
+        ctx.set(dut.rd_slot, 1)
+        await ctx.tick()
+        out["held_after_clear"] = ctx.get(dut.rd_held)
+
+    _run(dut, bench)
+    assert out["acc"] == 0x33 and out["cleared"] == 0 and out["held_after_clear"] == 0
+
+
+def test_an_item_written_with_the_accumulator_is_held():
+    dut = ScheduleNode(2, 8, 2, 2)
+    out = {}
+
+    async def bench(ctx):
+        ctx.set(dut.acc_we, 1)
+        ctx.set(dut.acc_data, 0x33)
+        _item(ctx, dut, 1, 0x44)
+        await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        ctx.set(dut.acc_we, 0)
+        ctx.set(dut.rd_slot, 1)
+        await ctx.tick()
+        out["slot1"] = (ctx.get(dut.rd_word), ctx.get(dut.rd_held))
+
+    _run(dut, bench)
+    assert out["slot1"] == (0x44, 1)
