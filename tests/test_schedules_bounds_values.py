@@ -166,6 +166,8 @@ LISTED = [
     (topology("path", n=7), "F1", None, "reduce", 1, 1, ["R >= 5", "R >= 3"]),
     (topology("path", n=7), "Hstar", None, "allreduce", None, 1, ["R >= 6"]),
     (topology("path", n=7), "F1", 1, "gather", 1, 1, []),
+    (complete(6), "H1", 1, "broadcast", 0, 1, []),       # the polling bounds are polling's
+    (topology("hypercube", k=3), "H1", 1, "gather", 0, 1, []),
 ]
 
 
