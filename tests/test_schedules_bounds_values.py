@@ -119,6 +119,7 @@ def test_polling_messages_only_for_powers_of_two_from_8(n):
     (5, [("messages", 37, "upper")]),                              # 32 + 6 - 1
     (6, [("messages", 75, "upper")]),                              # Corollary 6 false here
     (7, [("messages", 151, "upper")]),                             # odd k: no Corollary 6
+    (9, [("messages", 607, "upper")]),                             # odd k from 8 on neither
     (8, [("messages", 303, "upper"), ("messages", 302, "lower")]),  # 256+42.67+4-1.33
     (10, [("messages", 1215, "upper"), ("messages", 1202, "lower")])])
 def test_polling_hypercube_messages(k, want):
