@@ -349,20 +349,24 @@ def test_an_accumulator_write_keeps_item_writes_and_loses_to_clear():
     assert out["acc"] == 0x33 and out["cleared"] == 0 and out["held_after_clear"] == 0
 
 
-def test_an_item_written_with_the_accumulator_is_held():
+def test_an_accumulator_write_keeps_the_held_bits():
+    # items held before it, and one written at the same edge, stay held
     dut = ScheduleNode(2, 8, 2, 2)
     out = {}
 
     async def bench(ctx):
+        _item(ctx, dut, 0, 0x22)
+        await ctx.tick()
         ctx.set(dut.acc_we, 1)
         ctx.set(dut.acc_data, 0x33)
         _item(ctx, dut, 1, 0x44)
         await ctx.tick()
         ctx.set(dut.item_we, 0)
         ctx.set(dut.acc_we, 0)
-        ctx.set(dut.rd_slot, 1)
-        await ctx.tick()
-        out["slot1"] = (ctx.get(dut.rd_word), ctx.get(dut.rd_held))
+        for s in range(2):
+            ctx.set(dut.rd_slot, s)
+            await ctx.tick()
+            out[s] = (ctx.get(dut.rd_word), ctx.get(dut.rd_held))
 
     _run(dut, bench)
-    assert out["slot1"] == (0x44, 1)
+    assert out == {0: (0x22, 1), 1: (0x44, 1)}
