@@ -212,7 +212,7 @@ def table_rows(table: str, max_n: int = 128, max_k: int = 12, max_p: int = 8) ->
 
 #: c(n, p) settled by ``short-messages-search`` (SAT; docs/literature.md has times).
 SHORT_EXACT = {(4, 2): 4, (5, 3): 6, (6, 2): 9, (6, 3): 9, (6, 4): 8, (7, 3): 11, (7, 4): 10,
-               (7, 5): 10, (8, 2): 16, (8, 3): 13, (8, 4): 12}
+               (7, 5): 10, (8, 2): 16, (8, 3): 13, (8, 4): 12, (10, 3): 19}
 
 
 def _short_rows(max_n: int, max_p: int) -> list[dict]:

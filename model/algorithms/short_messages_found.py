@@ -4,7 +4,10 @@ Each entry is what ``pipegossip short-messages-search --n N --p P --calls M``
 printed (a SAT solver's model, CaDiCaL 1.5.3 through python-sat, encoding of
 :mod:`.short_messages_search`): the certificate that ``c(N, P) <= M``. The
 entry also names the command that proves ``M - 1`` impossible, when one
-has been run to the end (docs/literature.md has the times). Nothing here
+has been run to the end (docs/literature.md has the times). The (9, 3)
+and (10, 3) sequences were found before the encoding gained its "a
+reception is real" clause (commit after 7262c66); the command may now
+return another sequence of the same length. Nothing here
 is trusted: :func:`found_calls` replays every call through
 :class:`.short_messages._Calls` (the sender holds each block it sends, at
 most ``p`` of them), :func:`.short_messages.best_calls` refuses an
@@ -42,6 +45,18 @@ FOUND: dict[tuple[int, int], dict] = {
                   (3, 7, [3, 4, 8], [1, 6, 7])],
         "found_by": "pipegossip short-messages-search --n 9 --p 3 --calls 17",
         "optimal_by": None,
+    },
+    (10, 3): {
+        "calls": [(0, 1, [0], [1]), (0, 2, [0, 1], [2]), (0, 3, [0, 1, 2], [3]),
+                  (3, 4, [0, 2, 3], [4]), (3, 5, [1, 3, 4], [5]), (3, 6, [3, 4, 5], [6]),
+                  (5, 7, [3, 4, 5], [7]), (2, 6, [0, 1, 2], [3, 5, 6]), (2, 8, [0, 2, 6], [8]),
+                  (5, 8, [1, 4, 7], [2, 6, 8]), (5, 9, [3, 5, 6], [9]),
+                  (8, 9, [4, 7, 8], [3, 5, 9]), (0, 9, [0, 1, 2], [6, 8, 9]),
+                  (0, 7, [2, 8, 9], [4, 5, 7]), (1, 5, [0], [7, 8, 9]),
+                  (1, 4, [7, 8, 9], [2, 4]), (1, 3, [7, 8, 9], [3, 5, 6]),
+                  (2, 7, [0, 1, 6], [4, 7, 9]), (4, 6, [7, 8, 9], [1, 5, 6])],
+        "found_by": "pipegossip short-messages-search --n 10 --p 3 --calls 19",
+        "optimal_by": "lower bound (2): 19 calls",
     },
 }
 
