@@ -33,6 +33,11 @@ SMALL = {
     "reduce-mesh2x3": lambda: reduce_schedule(topology("mesh", a=2, b=3), 0),
     "allreduce-hypercube3": lambda: allreduce_schedule(topology("hypercube", k=3)),
     "all-port-cycle8": lambda: allport_gossip(topology("cycle", n=8)),
+    # forwarded parts of accumulators: stored words sent on from the store
+    "allreduce-path5": lambda: allreduce_schedule(topology("path", n=5)),
+    "allreduce-cycle6": lambda: allreduce_schedule(topology("cycle", n=6)),
+    "allreduce-mesh2x3": lambda: allreduce_schedule(topology("mesh", a=2, b=3)),
+    "reduce-cycle6": lambda: reduce_schedule(topology("cycle", n=6), 2),
 }
 #: The issue's table: (schedule, R, cycles); the 16- and 24-node ones are slow here.
 TABLE = {
