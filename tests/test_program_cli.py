@@ -123,7 +123,8 @@ def test_check_says_which_fabric_cannot_run_a_schedule(tmp_path, capsys):
     assert "only the whole accumulator" in fabrics["schedule"]["refused"]
     assert fabrics["network"] == {"depth": 3, "slots": 6}
     # the tree allreduce's down messages recombine words: refused by both
-    assert main(["schedule", "allreduce", "--topology", "star", "--k", "3", "-o", str(f)]) == 0
+    assert main(["schedule", "allreduce", "--topology", "shuffle_exchange", "--k", "3", "-o",
+                 str(f)]) == 0
     capsys.readouterr()
     assert main(["check", str(f), "--format", "json"]) == 0
     fabrics = json.loads(capsys.readouterr().out)["fabrics"]

@@ -134,7 +134,8 @@ def test_cli_takes_a_schedule_file_on_its_own_topology(tmp_path):
     (["--topology", "ring", "--n", "4", "--primitive", "gossip"], "--topology ring"),
     (["--topology", "path", "--k", "4", "--primitive", "gossip"], "--k does not apply"),
     (["--k", "3", "--primitive", "gossip"], "--k applies only with --topology"),
-    (["--topology", "star", "--k", "3", "--primitive", "allreduce"], "split or recombine"),
+    (["--topology", "shuffle_exchange", "--k", "3", "--primitive", "allreduce"],
+     "split or recombine"),
 ])
 def test_bad_usage_is_refused_before_any_proof(args, needle, capsys, tmp_path):
     assert main(["prove", "--fabric", "network", "-o", str(tmp_path / "p"), *args]) == 2
