@@ -57,7 +57,8 @@ SCHEDULE_WORDS = ("free", "tagged")
 #: fault injection of the co-simulation alters it); each must FAIL its proof.
 NETWORK_MUTANTS = {
     "drop": "the first storing receive is dropped (the word is lost)",
-    "misroute": "the first send of a node with two or more links goes out on its next link",
+    "misroute": "the first send of a node with two or more links whose next link sends "
+                "something else is swapped with that link's",
     "combine": "the first receive's combine bit is flipped",
 }
 
