@@ -158,15 +158,20 @@ def _names(text: str, known, what: str, option: str) -> list[str]:
     return names
 
 
+def _known_mutant(args: argparse.Namespace, mutants, fabric: str) -> None:
+    """Refuse a ``--mutate`` that is not one of ``fabric``'s mutants."""
+    if args.mutate is not None and args.mutate not in mutants:
+        raise UsageError(f"--mutate {args.mutate} is not a {fabric}-fabric mutant (expected one "
+                         f"of {', '.join(mutants)})")
+
+
 def _schedule_prove(args: argparse.Namespace) -> int:
     """``prove --fabric schedule``: one schedule loaded into the schedule fabric."""
     from .hw.proofs.catalog import SCHEDULE_MUTANTS
     from .hw.proofs.suite import PROOF_WIDTH, schedule_job
 
     refuse_given(args, (*FSM_OPTIONS, ("--only", "only", None)), "only to --fabric fsm")
-    if args.mutate is not None and args.mutate not in SCHEDULE_MUTANTS:
-        raise UsageError(f"--mutate {args.mutate} is not a schedule-fabric mutant (expected one "
-                         f"of {', '.join(SCHEDULE_MUTANTS)})")
+    _known_mutant(args, SCHEDULE_MUTANTS, "schedule")
     if (args.schedule is None) == (args.schedule_family is None):
         raise UsageError("--fabric schedule needs one of --schedule-family NAME (with --n) "
                          "or --schedule FILE")
@@ -243,9 +248,7 @@ def _network_prove(args: argparse.Namespace) -> int:
     if args.mode != "bmc":
         raise UsageError("--mode prove: the network fabric is proved by bounded model checking "
                          "over the load, the run and the read-back (--mode bmc)")
-    if args.mutate is not None and args.mutate not in NETWORK_MUTANTS:
-        raise UsageError(f"--mutate {args.mutate} is not a network-fabric mutant (expected one "
-                         f"of {', '.join(NETWORK_MUTANTS)})")
+    _known_mutant(args, NETWORK_MUTANTS, "network")
     if (args.schedule is None) == (args.primitive is None):
         raise UsageError("--fabric network needs one of --schedule FILE or --primitive NAME "
                          "(with --topology)")
