@@ -83,6 +83,12 @@ def test_each_fault_in_amaranths_simulator_is_the_first_mismatch_named(k, monkey
         fault = faults[k]
         assert _key(verdict.first_mismatch) == (fault.cycle, fault.processor,
                                                 FIRST_KIND[fault.kind]), verdict.report()
+        # where the word went: to the next processor (misroute), a cycle later (late)
+        moved = {"misroute": (fault.cycle, (fault.processor + 1) % config.n),
+                 "late": (fault.cycle + 1, fault.processor)}.get(fault.kind)
+        if moved:
+            assert moved + ("delivery",) in {_key(m) for m in verdict.mismatches}, \
+                verdict.report()
 
 
 @pytest.fixture(scope="module")
