@@ -62,8 +62,10 @@ def programs(fabric: str) -> dict:
         }
     # the network fabric: a path of 4 nodes (links 0-1, 1-2, 2-3) and two hypercubes
     gather = _path4("gather", [[(0, (1,), (0,)), (3, (2,), (3,))], [(2, (1,), (2, 3))]], 1, "F1")
-    broadcast = _path4("broadcast", [[(1, (0,), (1,)), (1, (2,), (1,))], [(2, (3,), (1,))]], 1,
-                       "Fstar")
+    # two items each (node v's in slots v and v + 4)
+    broadcast = _path4("broadcast", [[(1, (0,), (1,)), (1, (2,), (1,))],
+                                     [(1, (0,), (5,)), (1, (2,), (5,)), (2, (3,), (1,))],
+                                     [(2, (3,), (5,))]], 1, "Fstar")
     return {
         "gossip-path4": (compile_network(path_gossip(4, 1)), 0),
         "gather-path4": (compile_network(gather), 1),

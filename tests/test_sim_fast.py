@@ -76,13 +76,22 @@ def test_each_fault_in_amaranths_simulator_is_the_first_mismatch_named(k, monkey
     faults = _faults(config)
     monkeypatch.setattr(amaranth_run, "Fabric",
                         lambda config, width: FaultyFabric(config, width, faults))
-    verdict = judge(config, 8, amaranth_run.run_fabric(config, 8, hold=(k + 1) % 11))
+    run = amaranth_run.run_fabric(config, 8, hold=(k + 1) % 11)
+    verdict = judge(config, 8, run)
     if k == len(faults):
         assert verdict.match, verdict.report()
     else:
         fault = faults[k]
         assert _key(verdict.first_mismatch) == (fault.cycle, fault.processor,
                                                 FIRST_KIND[fault.kind]), verdict.report()
+        # where the word went: to the next processor (misroute), a cycle later (late)
+        moved = {"misroute": (fault.cycle, (fault.processor + 1) % config.n),
+                 "late": (fault.cycle + 1, fault.processor)}.get(fault.kind)
+        if moved:
+            assert moved + ("delivery",) in {_key(m) for m in verdict.mismatches}, \
+                verdict.report()
+        if fault.kind in ("drop", "misroute", "late"):  # and none where it was due
+            assert run.samples["dvalid"][fault.cycle - run.first_cycle, fault.processor] == 0
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The network judge, one planted difference at a time.
 
 The correct records are stored (``judge_records.py``: gossip, gather and
-broadcast on a path of 4 nodes, reduce on it, allreduce on the 2-cube,
+broadcast (two items per node) on a path of 4 nodes, reduce on it, allreduce on the 2-cube,
 polling on the 3-cube, each as Amaranth's simulator ran it). Ports are link
 ends: on the path, port 0 is node 0's end of link 0-1, ports 1 and 2 node 1's
 (to 0, to 2), ports 3 and 4 node 2's (to 1, to 3), port 5 node 3's. Clock
@@ -164,7 +164,8 @@ def test_the_accumulators_are_judged_in_every_cycle(records, k, step):
 
 @pytest.mark.parametrize("name, node, slot, incomplete", [
     ("gossip-path4", 2, 0, "incomplete gossip"),
-    ("broadcast-path4", 3, 1, "incomplete broadcast"),  # everyone needs the root's item
+    ("broadcast-path4", 3, 1, "incomplete broadcast"),  # everyone needs the root's items
+    ("broadcast-path4", 3, 5, "incomplete broadcast"),  # (its second in slot 5)
     ("broadcast-path4", 2, 2, None),                    # its own item is not the broadcast
     ("gather-path4", 1, 3, "incomplete gather"),        # the root needs every item
     ("gather-path4", 2, 3, None),                       # a relay does not
