@@ -92,7 +92,8 @@ def test_large_k():
     (8, None, (1, 4, 9)),    # Proposition 3's shape; s = 2, c = 2 ties at 9: the first wins
     (12, None, (2, 3, 14)),  # s = 1 would need 3 paths from 2 nodes
     (8, 8, (0, 8, 8)),       # enough rounds for one path through every node
-    (8, 3, None)])           # below Proposition 2: no member of the family fits
+    (8, 3, None),            # below Proposition 2: no member of the family fits
+    (3, 4, (0, 4, 3))])      # s = 1, c = 2 ties at 3: the first wins
 def test_family_plan_worked_by_hand(n, rounds, plan):
     # cost 2(2^s - 1) + E + paths, E = n - 2^(s+1) + 1 new nodes, paths of c - 1 of them
     assert family_plan(n, rounds) == plan
