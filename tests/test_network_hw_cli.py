@@ -19,7 +19,8 @@ def test_verilog_fabric_network_writes_the_topology_s_fabric(tmp_path):
            "6", "--depth", "8", "--op", "xor", "-o", str(out))
     assert r.returncode == 0, r.stderr
     text = out.read_text()
-    assert "topology=hypercube(k=2) n=4 ports=8 width=6 depth=8 slots=4 op=xor" in text
+    assert ("topology=hypercube(k=2) n=4 ports=8 width=6 depth=8 slots=4 bank_depth=4 op=xor"
+            in text)
     assert "tx__7__word" in text and "acc__3" in text and "rx__0__comb" in text
 
 
