@@ -332,12 +332,14 @@ __all__ += ["ScheduleSize", "SchedulePortSpec", "SCHEDULE_PORTS", "schedule_port
 class NetworkSize(ScheduleSize):
     """The parameters that size every port of a network fabric.
 
-    As :class:`ScheduleSize`, plus ``ports`` (link ends: twice the edges)
-    and ``entry_width`` (the widest node's program entry).
+    As :class:`ScheduleSize`, plus ``ports`` (link ends: twice the edges),
+    ``entry_width`` (the widest node's program entry) and ``bank_depth``
+    (words per store bank, ``None`` for ``slots``).
     """
 
     ports: int = 0
     entry_width: int = 1
+    bank_depth: int | None = None  # words per store bank; None: ``slots``
 
     @property
     def entry_bits(self) -> int:
@@ -353,6 +355,9 @@ class NetworkPortSpec(SchedulePortSpec):
 
 def _shared(key: str) -> NetworkPortSpec:
     s = schedule_port_spec(key)
+    if key == "load__kind":  # one kind more than the schedule fabric's: the directory
+        return NetworkPortSpec(s.key, s.direction, _s(lambda z: 3), s.per_processor,
+                               s.doc + ", 4 directory entry of store slot addr")
     return NetworkPortSpec(s.key, s.direction, s.width, s.per_processor, s.doc)
 
 

@@ -220,10 +220,10 @@ def _prepare_job(args: argparse.Namespace):
         depth = 64 if args.depth is None else args.depth
         check_network_size(topo, args.width, depth, args.slots or topo.n,
                            f"the network fabric of {topo.name} (N={topo.n:,}), width "
-                           f"{args.width}, depth {depth:,}")
+                           f"{args.width}, depth {depth:,}", args.bank_depth)
         return prepare_network(topo, args.width, depth, args.slots, args.op or "sum",
                                device=args.device, clock_mhz=args.clock,
-                               pnr_seed=args.pnr_seed), None
+                               pnr_seed=args.pnr_seed, bank_depth=args.bank_depth), None
     refuse_given(args, NETWORK_OPTIONS, "to --fabric network only")
     if args.fabric == "schedule":
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),

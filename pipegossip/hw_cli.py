@@ -79,11 +79,13 @@ def _verilog_network(args: argparse.Namespace) -> int:
     topo = network_topology(args)
     depth = 64 if args.depth is None else args.depth
     op = args.op or "sum"
-    write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op)
+    write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op,
+                          args.bank_depth)
     if args.output:
         print(f"wrote {args.output}: network fabric, {topo.name} n={topo.n} "
               f"({2 * topo.m} link ends), width={args.width}, depth={depth}, "
-              f"slots={args.slots or topo.n}, op={op}", file=sys.stderr)
+              f"slots={args.slots or topo.n}, "
+              f"bank_depth={args.bank_depth or args.slots or topo.n}, op={op}", file=sys.stderr)
     return 0
 
 

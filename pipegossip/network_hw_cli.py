@@ -19,11 +19,14 @@ __all__ = ["add_network_arguments", "NETWORK_OPTIONS", "write_network_verilog",
 
 #: Options only ``--fabric network`` takes, as :func:`~.options.refuse_given` takes them.
 NETWORK_OPTIONS = (("--topology", "topology", None), ("--k", "k", None), ("--a", "a", None),
-                   ("--b", "b", None), ("--op", "op", None))
+                   ("--b", "b", None), ("--op", "op", None), ("--bank-depth", "bank_depth", None))
 
 
 def add_network_arguments(p: argparse.ArgumentParser) -> None:
-    """``--topology``, ``--k``, ``--a``, ``--b``, ``--op`` of ``--fabric network`` (None if not given)."""
+    """``--topology``, ``--k``, ``--a``, ``--b``, ``--op``, ``--bank-depth`` of ``--fabric network``.
+
+    Each is None when not given.
+    """
     from .model.schedules.network_program import OPS
     g = p.add_argument_group("--fabric network")
     g.add_argument("--topology", default=None, metavar="NAME",
@@ -34,6 +37,10 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--b", type=positive_int, default=None, help="--fabric network: topology b")
     g.add_argument("--op", choices=OPS, default=None,
                    help="--fabric network: the accumulators' operation; default sum")
+    g.add_argument("--bank-depth", type=positive_int, default=None, metavar="B",
+                   help="--fabric network: words per store bank (every node keeps what "
+                   "arrives on each link in that link's bank, its loaded items in its own); "
+                   "default --slots. `check` prints the bank depth a schedule needs")
 
 
 def network_topology(args: argparse.Namespace):
@@ -45,22 +52,25 @@ def network_topology(args: argparse.Namespace):
     return build_topology(args.topology, {"n": args.n, "k": args.k, "a": args.a, "b": args.b})
 
 
-def check_network_size(topology, width: int, depth: int, slots: int, what: str) -> None:
+def check_network_size(topology, width: int, depth: int, slots: int, what: str,
+                       bank_depth: int | None = None) -> None:
     """Refuse, before any work, a network fabric over the ``fabric-bits`` budget.
 
-    Counted: every node's program memory (depth entries of its layout) and
-    item store (slots words), and the links (two words per edge).
+    Counted: every node's program memory (depth entries of its layout), its
+    store banks (degree + 1 banks of ``bank_depth`` words, default
+    ``slots``), and the links (two words per edge).
     """
     from .limits import check_budget
     from .model.schedules.network_program import NetworkLayout
-    entry = sum(NetworkLayout(len(topology.neighbours(v)), slots).width
-                for v in range(topology.n))
-    check_budget("fabric-bits", depth * entry + topology.n * slots * width
-                 + 2 * topology.m * width, what)
+    degrees = [len(topology.neighbours(v)) for v in range(topology.n)]
+    entry = sum(NetworkLayout(d, slots, bank_depth).width for d in degrees)
+    banks = sum(d + 1 for d in degrees) * (bank_depth or slots)
+    check_budget("fabric-bits", depth * entry + banks * width + 2 * topology.m * width, what)
 
 
 def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64,
-                          slots: int | None = None, op: str = "sum") -> None:
+                          slots: int | None = None, op: str = "sum",
+                          bank_depth: int | None = None) -> None:
     """Write the network fabric's Verilog to ``output`` (``-``: stdout)."""
     from .hw.network.export import network_verilog_text
     from .model.errors import ConfigError
@@ -69,9 +79,9 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                           f"at most complete(64)")
     check_network_size(topology, width, depth, slots or topology.n,
                        f"the network fabric of {topology.name} (N={topology.n:,}), width "
-                       f"{width}, depth {depth:,}")
+                       f"{width}, depth {depth:,}", bank_depth)
     try:
-        text = network_verilog_text(topology, width, depth, slots, op)
+        text = network_verilog_text(topology, width, depth, slots, op, bank_depth=bank_depth)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)

@@ -208,7 +208,8 @@ def _metrics_text(s: Schedule, v) -> str:
     lines.append("busy " + " ".join(map(str, v.busy)))
     for fabric, need in _fabric_needs(s).items():
         lines.append(f"{fabric} fabric: " + (f"refused: {need['refused']}" if "refused" in need
-                     else f"depth {need['depth']} (cycles), slots {need['slots']}"))
+                     else f"depth {need['depth']} (cycles), slots {need['slots']}"
+                     + (f", bank depth {need['bank_depth']}" if "bank_depth" in need else "")))
     return "\n".join(lines) + "\n"
 
 
@@ -219,7 +220,7 @@ FABRIC_NEEDS_MESSAGES = 1 << 18
 def _fabric_needs(s: Schedule) -> dict:
     """The smallest build of each schedule-driven fabric that runs ``s``.
 
-    ``{"schedule": {"depth", "slots"}, "network": {"depth", "slots"}}``; a
+    ``{"schedule": {"depth", "slots"}, "network": {"depth", "slots", "bank_depth"}}``; a
     fabric that cannot run ``s`` gets ``{"refused": why}`` instead.
     """
     from .model.schedules.network_program import compile_network
@@ -235,7 +236,7 @@ def _fabric_needs(s: Schedule) -> dict:
         needs["schedule"] = {"refused": str(e)}
     try:
         net = compile_network(s)
-        needs["network"] = {"depth": net.cycles, "slots": net.slots}
+        needs["network"] = {"depth": net.cycles, "slots": net.slots, "bank_depth": net.bank_need}
     except ProgramError as e:
         needs["network"] = {"refused": str(e)}
     return needs

@@ -53,12 +53,14 @@ def test_entries_round_trip_through_the_layout():
     entries = p.entries()
     for v in range(p.n):
         lay = p.layout(v)
-        assert lay == NetworkLayout(2, p.slots)
+        assert lay == NetworkLayout(2, p.slots, p.slots)
         for c in range(p.cycles):
             f = lay.decode(entries[v][c])
             for j in range(2):
                 port = p.offsets[v] + j
                 assert f[f"tx{j}"] == (p.tx[c, port] != NONE)
+                if f[f"tx{j}"]:
+                    assert (f[f"txbank{j}"], f[f"txaddr{j}"]) == p.directory[v][p.tx[c, port]]
                 assert f[f"rx{j}"] == (p.rx[c, port] != NONE)
                 if f[f"rx{j}"]:
                     assert f[f"rxslot{j}"] == p.rx[c, port]

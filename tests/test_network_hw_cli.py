@@ -19,8 +19,17 @@ def test_verilog_fabric_network_writes_the_topology_s_fabric(tmp_path):
            "6", "--depth", "8", "--op", "xor", "-o", str(out))
     assert r.returncode == 0, r.stderr
     text = out.read_text()
-    assert "topology=hypercube(k=2) n=4 ports=8 width=6 depth=8 slots=4 op=xor" in text
+    assert ("topology=hypercube(k=2) n=4 ports=8 width=6 depth=8 slots=4 bank_depth=4 op=xor"
+            in text)
     assert "tx__7__word" in text and "acc__3" in text and "rx__0__comb" in text
+
+
+def test_verilog_fabric_network_builds_shallower_banks_on_request(tmp_path):
+    out = tmp_path / "q2.v"
+    r = pg("verilog", "--fabric", "network", "--topology", "hypercube", "--k", "2", "--depth",
+           "8", "--bank-depth", "2", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "slots=4 bank_depth=2 op=sum" in out.read_text() and "bank_depth=2" in r.stderr
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -40,6 +49,10 @@ def test_verilog_fabric_network_writes_the_topology_s_fabric(tmp_path):
      "--op applies to --fabric network only"),
     (["cosim", "--schedule", "s.json", "--op", "xor"], "--op applies only to --fabric network"),
     (["cosim", "--fabric", "fsm", "--schedule", "s.json"], "not fsm"),
+    (["verilog", "--fabric", "schedule", "--n", "4", "--bank-depth", "4"],
+     "--bank-depth applies only to --fabric network"),
+    (["verilog", "--fabric", "network", "--topology", "path", "--n", "4", "--bank-depth", "0"],
+     "--bank-depth"),
 ])
 def test_bad_network_options_are_refused(tmp_path, argv, words):
     (tmp_path / "s.json").write_text("{}")

@@ -106,10 +106,12 @@ def test_check_prints_the_depth_and_slots_each_fabric_needs(capsys):
     assert main(["check", EXAMPLE]) == 0
     out = capsys.readouterr().out
     assert "schedule fabric: depth 3 (cycles), slots 4" in out
-    assert "network fabric: depth 3 (cycles), slots 4" in out
+    # the second round brings two items over one link: two words in that bank
+    assert "network fabric: depth 3 (cycles), slots 4, bank depth 2" in out
     assert main(["check", EXAMPLE, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["fabrics"] == {
-        "schedule": {"depth": 3, "slots": 4}, "network": {"depth": 3, "slots": 4}}
+        "schedule": {"depth": 3, "slots": 4},
+        "network": {"depth": 3, "slots": 4, "bank_depth": 2}}
 
 
 def test_check_says_which_fabric_cannot_run_a_schedule(tmp_path, capsys):

@@ -99,7 +99,8 @@ class FlowJob:
             topo, op = self.network
             z = self.config
             params = "-".join(str(v) for k, v in topo.params.items() if k != "edges")
-            return f"network-{topo.name}{params}-{op}-d{z.depth}"
+            bank = "" if z.bank_depth is None else f"-b{z.bank_depth}"
+            return f"network-{topo.name}{params}-{op}-d{z.depth}{bank}"
         if isinstance(self.config, ScheduleSize):
             z = self.config
             return f"schedule-n{z.n}-d{z.depth}" + (f"-s{z.slots}" if z.slots != z.n else "")
@@ -111,7 +112,8 @@ class FlowJob:
         if self.network is not None:
             z = self.config
             return (f"network fabric {self.network[0].name} n={z.n} ports={z.ports} "
-                    f"depth={z.depth} slots={z.slots} op={self.network[1]}")
+                    f"depth={z.depth} slots={z.slots} "
+                    f"bank_depth={z.bank_depth or z.slots} op={self.network[1]}")
         if isinstance(self.config, ScheduleSize):
             z = self.config
             return f"schedule fabric n={z.n} depth={z.depth} slots={z.slots}"
@@ -124,7 +126,8 @@ class FlowJob:
             out = {"fabric": self.fabric, "N": z.n, "width": z.width, "depth": z.depth,
                    "slots": z.slots}
             if self.network is not None:
-                out.update(topology=self.network[0].to_json(), op=self.network[1])
+                out.update(topology=self.network[0].to_json(), op=self.network[1],
+                           bank_depth=z.bank_depth or z.slots)
             return out
         return self.config.to_json()
 
@@ -203,7 +206,8 @@ def prepare_schedule(n: int, width: int = 8, depth: int = 64, slots: int | None 
 
 def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None = None,
                     op: str = "sum", device: str | None = None,
-                    clock_mhz: float | None = None, pnr_seed: int = 1) -> FlowJob:
+                    clock_mhz: float | None = None, pnr_seed: int = 1,
+                    bank_depth: int | None = None) -> FlowJob:
     """A bare build of the network fabric of ``topology``, as :func:`prepare_schedule`.
 
     Raises
@@ -216,7 +220,7 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
     from .bare_top import BareTop
 
     dev = _check_target(device, None, clock_mhz, pnr_seed)
-    fabric = NetworkFabric(topology, width, depth, slots, op)
+    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth)
     top = BareTop(fabric, name="fabric")
     return FlowJob(fabric.size, width, dev, None, clock_mhz, pnr_seed, True, top,
                    network=(topology, op))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 
 from ...model.schedules.network_program import OPS, NetworkLayout, links_of
@@ -14,15 +14,20 @@ from ..schedule.fabric import (LATENCY, LoadKind, drive_read_back, program_seque
 from .node import NetworkNode
 
 __all__ = ["NetworkFabric", "LATENCY", "network_size", "network_signature",
-           "network_fabric_ports", "MAX_PORTS"]
+           "network_fabric_ports", "MAX_PORTS", "DIRECTORY"]
+
+#: ``load.kind`` of a directory write (the network fabric's fifth kind): ``data`` is the
+#: entry of store slot ``addr`` of ``node`` (:meth:`NetworkLayout.dir_encode`).
+DIRECTORY = 4
 
 #: Most link ends a fabric may have (complete(64) has 4032; hypercube(10) 10240).
 MAX_PORTS = 1 << 14
 
 
 def network_size(topology: Topology, width: int = 8, depth: int = 64,
-                 slots: int | None = None) -> NetworkSize:
-    """Check the parameters and return the size (``slots`` defaults to ``n``).
+                 slots: int | None = None, bank_depth: int | None = None) -> NetworkSize:
+    """Check the parameters and return the size (``slots`` defaults to ``n``, ``bank_depth``
+    to ``slots``).
 
     Raises
     ------
@@ -35,6 +40,8 @@ def network_size(topology: Topology, width: int = 8, depth: int = 64,
     check_int("NetworkFabric", "depth", depth, 1)
     slots = topology.n if slots is None else slots
     check_int("NetworkFabric", "slots", slots, 1)
+    if bank_depth is not None:
+        check_int("NetworkFabric", "bank_depth", bank_depth, 1)
     ports = 2 * topology.m
     if ports > MAX_PORTS:
         raise ValueError(f"NetworkFabric of {topology.name} has {ports} link ends, more than "
@@ -43,8 +50,8 @@ def network_size(topology: Topology, width: int = 8, depth: int = 64,
     lonely = [v for v, x in enumerate(links) if not x]
     if lonely:
         raise ValueError(f"NetworkFabric: node {lonely[0]} of {topology.name} has no link")
-    entry = max(NetworkLayout(len(x), slots).width for x in links)
-    return NetworkSize(topology.n, width, depth, slots, ports, entry)
+    entry = max(NetworkLayout(len(x), slots, bank_depth).width for x in links)
+    return NetworkSize(topology.n, width, depth, slots, ports, entry, bank_depth)
 
 
 def network_signature(size: NetworkSize) -> wiring.Signature:
@@ -79,9 +86,13 @@ class NetworkFabric(wiring.Component):
     depth : int
         Program entries per node.
     slots : int, optional
-        Store words per node (default ``n``).
+        Store slots per node (default ``n``).
     op : {"sum", "xor"}
         Every accumulator's operation (chosen at build time).
+    bank_depth : int, optional
+        Words per store bank (default ``slots``): each node keeps what
+        arrives on a link in that link's bank, its loaded items in its own
+        (:class:`~.node.NetworkNode`); programs must be compiled with the same.
 
     Attributes
     ----------
@@ -90,11 +101,13 @@ class NetworkFabric(wiring.Component):
         after the start cycle 0; busy in cycles 1 .. length + 1.
     load : Out(Signature) of In members
         ``valid``, ``kind``, ``node``, ``addr``, ``data``, taken at the
-        rising edge while not busy (ignored while busy): HEADER (clears every
-        held bit and accumulator; ``data`` the program length), then ITEM
-        (store slot ``addr`` of ``node``), ACC (``node``'s accumulator) and
-        PROGRAM (entry ``addr`` of ``node``) writes in any order, one per
-        cycle, the schedule fabric's load scheme.
+        rising edge while not busy (ignored while busy): HEADER (empties
+        every store and clears every accumulator; ``data`` the program
+        length), then ITEM (store slot ``addr`` of ``node``: appended to its
+        own bank, so in ascending slot order), DIRECTORY (kind 4: where
+        ``node`` keeps slot ``addr``, one write per slot), ACC (``node``'s
+        accumulator) and PROGRAM (entry ``addr`` of ``node``) writes, one per
+        cycle: the schedule fabric's load scheme plus the directory.
     read : Out(Signature)
         Read-back while idle: ``node``, ``slot`` in; ``word``, ``held``,
         ``acc`` out, latency 1.
@@ -114,10 +127,10 @@ class NetworkFabric(wiring.Component):
     """
 
     def __init__(self, topology: Topology, width: int = 8, depth: int = 64,
-                 slots: int | None = None, op: str = "sum"):
+                 slots: int | None = None, op: str = "sum", bank_depth: int | None = None):
         if op not in OPS:
             raise ValueError(f"NetworkFabric op must be one of {', '.join(OPS)}, not {op!r}")
-        self._size = network_size(topology, width, depth, slots)
+        self._size = network_size(topology, width, depth, slots, bank_depth)
         self._topology, self._op = topology, op
         super().__init__(network_signature(self._size))
 
@@ -137,12 +150,14 @@ class NetworkFabric(wiring.Component):
         offsets = [0]
         for x in links:
             offsets.append(offsets[-1] + len(x))
-        nodes = [NetworkNode(len(links[v]), z.width, z.depth, z.slots, self._op)
+        nodes = [NetworkNode(len(links[v]), z.width, z.depth, z.slots, self._op, z.bank_depth)
                  for v in range(n)]
         for v, node in enumerate(nodes):
             m.submodules[f"node{v}"] = node
         seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n)
         ld = self.load
+        directory = Signal(name="load_directory")
+        m.d.comb += directory.eq(seq.take & (ld.kind == DIRECTORY))
         drive_read_back(m, self.read, nodes, z.node_bits, z.width)
         for v, node in enumerate(nodes):
             mine = seq.take & seq.node_sel[v]
@@ -151,8 +166,9 @@ class NetworkFabric(wiring.Component):
                 node.clear.eq(seq.header),
                 node.prog_we.eq(mine & seq.kind[LoadKind.PROGRAM]),
                 node.prog_addr.eq(ld.addr), node.prog_data.eq(ld.data),
-                node.item_we.eq(mine & seq.kind[LoadKind.ITEM]),
-                node.item_slot.eq(ld.addr), node.item_data.eq(ld.data),
+                node.item_we.eq(mine & seq.kind[LoadKind.ITEM]), node.item_data.eq(ld.data),
+                node.dir_we.eq(directory & seq.node_sel[v]), node.dir_slot.eq(ld.addr),
+                node.dir_data.eq(ld.data[:node.layout.dir_width]),
                 node.acc_we.eq(mine & seq.kind[LoadKind.ACC]), node.acc_data.eq(ld.data),
                 node.rd_slot.eq(self.read.slot),
                 self.acc[v].eq(node.acc),

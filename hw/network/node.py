@@ -1,4 +1,4 @@
-"""One node of the network fabric: item store, held bits, accumulator, program, one port per link."""
+"""One node of the network fabric: banked item store, directory, accumulator, program."""
 
 from __future__ import annotations
 
@@ -9,48 +9,61 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.schedules.network_program import OPS, NetworkLayout
 from ..params import check_int
-from ..schedule.node import one_hot, select_by
+from ..schedule.node import select_by
 
 __all__ = ["NetworkNode"]
 
 
 class NetworkNode(wiring.Component):
-    """A node with ``degree`` links: ``slots`` item words, held bits, an accumulator, a program.
+    """A node with ``degree`` links: banked item store, directory, accumulator, program.
 
     The same two-stage pipeline behind the fabric's program fetch as the
     schedule fabric's node (all nodes in lockstep):
 
     * **fetch** (cycle f): ``fetch_en`` high, ``fetch_addr`` = entry address;
-    * **read** (f+1): the entry is out of the program memory; each link's
-      send slot addresses one read port of the store;
-    * **exchange** (f+2): link ``j`` offers ``out_word[j]`` (its slot's word,
-      or the accumulator); the word arriving on ``in_word[j]`` is written to
-      the entry's receive slot (held bit set) and/or combined into the
-      accumulator at the rising edge ending the cycle. The store's read
-      ports are transparent for its write ports, so a word received in
-      exchange cycle t can be sent in cycle t+1. With ``drain`` the
-      accumulator restarts from the identity 0 before that cycle's arrivals
-      are combined (the word sent this cycle is the old one).
+    * **read** (f+1): the entry is out of the program memory and registered;
+    * **exchange** (f+2): link ``j`` offers ``out_word[j]`` (the word at
+      address ``txaddr`` of bank ``txbank``, or the accumulator); the word
+      arriving on ``in_word[j]`` is written to link ``j``'s bank and/or
+      combined into the accumulator at the rising edge ending the cycle.
+      Banks are read asynchronously from registered addresses, so a word
+      received in exchange cycle t can be sent in cycle t+1. With ``drain``
+      the accumulator restarts from the identity 0 before that cycle's
+      arrivals are combined (the word sent this cycle is the old one).
+
+    **Store.** One bank per link and one for the loaded items (bank
+    ``degree``), ``bank_depth`` words each, one write port each, so that
+    every bank maps to RAM (LUT RAM on ECP5, one copy per read port); bank
+    ``b`` is filled in order: its k-th write since ``clear`` goes to address k
+    (a counter per bank; the compiler, :func:`~pipegossip.model.schedules.
+    network_banks.assign_banks`, places words the same way). The
+    **directory** (slot -> valid, bank, address; loaded while idle) serves
+    the read-back by slot: a slot is held when its directory entry is valid
+    and its bank has had more writes than its address.
 
     Parameters
     ----------
     degree : int
         Links (at least 1).
     width, depth, slots : int
-        Word width, program entries, store words.
+        Word width, program entries, store slots (read-back addresses).
     op : {"sum", "xor"}
         The accumulator's operation: wrapping sum or xor (identity 0 for both).
+    bank_depth : int, optional
+        Words per bank (default ``slots``).
 
     Attributes
     ----------
     fetch_en, fetch_addr : In
         Fetch the entry at ``fetch_addr`` this cycle.
     clear : In(1)
-        Clear every held bit and the accumulator at this edge.
+        Empty every bank (write counters to 0) and clear the accumulator at this edge.
     prog_we, prog_addr, prog_data : In
         Program write (taken at the edge; latency 1 to a fetch of it).
-    item_we, item_slot, item_data : In
-        Store write with held bit set (taken at the edge, idle only).
+    item_we, item_data : In
+        Append a loaded item to the own bank (taken at the edge, idle only).
+    dir_we, dir_slot, dir_data : In
+        Directory write of slot ``dir_slot`` (taken at the edge, idle only).
     acc_we, acc_data : In
         Accumulator write (taken at the edge, idle only; ``clear`` wins).
     rd_slot : In(SW)
@@ -70,22 +83,26 @@ class NetworkNode(wiring.Component):
         Read-back, latency 1.
     """
 
-    def __init__(self, degree: int, width: int, depth: int, slots: int, op: str = "sum"):
+    def __init__(self, degree: int, width: int, depth: int, slots: int, op: str = "sum",
+                 bank_depth: int | None = None):
         check_int("NetworkNode", "degree", degree, 1)
         check_int("NetworkNode", "width", width, 1)
         check_int("NetworkNode", "depth", depth, 1)
         check_int("NetworkNode", "slots", slots, 1)
+        if bank_depth is not None:
+            check_int("NetworkNode", "bank_depth", bank_depth, 1)
         if op not in OPS:
             raise ValueError(f"NetworkNode op must be one of {', '.join(OPS)}, not {op!r}")
         self._deg, self._width, self._depth, self._slots, self._op = (degree, width, depth,
                                                                       slots, op)
-        self.layout = NetworkLayout(degree, slots)
+        self.layout = NetworkLayout(degree, slots, bank_depth)
         aw = max(1, (depth - 1).bit_length())
         sw = self.layout.slot_bits
         super().__init__({
             "fetch_en": In(1), "fetch_addr": In(aw), "clear": In(1),
             "prog_we": In(1), "prog_addr": In(aw), "prog_data": In(self.layout.width),
-            "item_we": In(1), "item_slot": In(sw), "item_data": In(width),
+            "item_we": In(1), "item_data": In(width),
+            "dir_we": In(1), "dir_slot": In(sw), "dir_data": In(self.layout.dir_width),
             "acc_we": In(1), "acc_data": In(width), "rd_slot": In(sw),
             "in_word": In(width).array(degree), "out_word": Out(width).array(degree),
             "tx_valid": Out(1).array(degree), "tx_acc": Out(1).array(degree),
@@ -101,77 +118,102 @@ class NetworkNode(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        deg, slots, width = self._deg, self._slots, self._width
-        sw = self.layout.slot_bits
+        lay, deg, width = self.layout, self._deg, self._width
+        sw, bb, ab = lay.slot_bits, lay.bank_bits, lay.addr_bits
+        bdepth = lay.depth_of_bank
 
-        prog = m.submodules.prog = Memory(shape=self.layout.width, depth=self._depth, init=[])
+        prog = m.submodules.prog = Memory(shape=lay.width, depth=self._depth, init=[])
         pwr = prog.write_port()
         prd = prog.read_port()
         m.d.comb += [pwr.en.eq(self.prog_we), pwr.addr.eq(self.prog_addr),
                      pwr.data.eq(self.prog_data), prd.addr.eq(self.fetch_addr)]
 
-        store = m.submodules.store = Memory(shape=width, depth=slots, init=[])
-        rwr = [store.write_port() for _ in range(deg)]  # one per link (exchange stage)
-        lwr = store.write_port()  # loads, idle only
-        rds = [store.read_port(transparent_for=(*rwr, lwr)) for _ in range(deg)]
-
         r_valid = Signal()
         m.d.sync += r_valid.eq(self.fetch_en)
         entry = prd.data
-        for j, rd in enumerate(rds):
-            # link 0's read port doubles as the idle read-back port
-            idle = self.rd_slot if j == 0 else 0
-            m.d.comb += rd.addr.eq(Mux(r_valid, self._field(entry, f"txslot{j}"), idle))
+
+        # the read-back's directory: written by the load only, read without a clock so
+        # that the bank read behind it still answers one cycle after rd_slot
+        dirm = m.submodules.dir = Memory(shape=lay.dir_width, depth=self._slots, init=[])
+        dwr = dirm.write_port()
+        drd = dirm.read_port(domain="comb")
+        m.d.comb += [dwr.en.eq(self.dir_we), dwr.addr.eq(self.dir_slot),
+                     dwr.data.eq(self.dir_data), drd.addr.eq(self.rd_slot)]
+        d_valid, d_bank, d_addr = drd.data[0], drd.data[1:1 + bb], drd.data[1 + bb:]
 
         x_drain = Signal()
         m.d.sync += x_drain.eq(r_valid & self._field(entry, "drain"))
+        x_tx = [Signal(name=f"x_tx{j}") for j in range(deg)]
+        x_acc = [Signal(name=f"x_acc{j}") for j in range(deg)]
+        x_bank = [Signal(bb, name=f"x_bank{j}") for j in range(deg)]
+        x_addr = [Signal(ab, name=f"x_addr{j}") for j in range(deg)]
+        x_rx = [Signal(name=f"x_rx{j}") for j in range(deg)]
+        # write counters: bank b's next address (bank deg: the loaded items)
+        count = [Signal(ab + 1, name=f"count{b}") for b in range(deg + 1)]
+        wen = [*x_rx, self.item_we]
+        wdata = [*self.in_word, self.item_data]
+        banks = []
+        for b in range(deg + 1):
+            bank = m.submodules[f"bank{b}"] = Memory(shape=width, depth=bdepth, init=[])
+            wr = bank.write_port()
+            # the compiler keeps every count below bdepth, so the top bit is 0 here
+            m.d.comb += [wr.en.eq(wen[b]), wr.addr.eq(count[b][:ab]),
+                         wr.data.eq(wdata[b])]
+            # one read port per link (link 0's doubles as the read-back's while idle)
+            rds = [bank.read_port(domain="comb") for _ in range(deg)]
+            for j, rd in enumerate(rds):
+                m.d.comb += rd.addr.eq(Mux(x_tx[j], x_addr[j], d_addr[:ab]) if j == 0
+                                       else x_addr[j])
+            banks.append(rds)
         combined = []
         for j in range(deg):
-            x_tx, x_acc, x_rx, x_comb = Signal(), Signal(), Signal(), Signal()
-            x_slot, x_rslot = Signal(sw), Signal(sw)
+            x_slot, x_rslot, x_comb = Signal(sw), Signal(sw), Signal()
             m.d.sync += [
-                x_tx.eq(r_valid & self._field(entry, f"tx{j}")),
-                x_acc.eq(self._field(entry, f"txacc{j}")),
+                x_tx[j].eq(r_valid & self._field(entry, f"tx{j}")),
+                x_acc[j].eq(self._field(entry, f"txacc{j}")),
                 x_slot.eq(self._field(entry, f"txslot{j}")),
-                x_rx.eq(r_valid & self._field(entry, f"rx{j}")),
+                x_bank[j].eq(self._field(entry, f"txbank{j}")),
+                x_addr[j].eq(self._field(entry, f"txaddr{j}")),
+                x_rx[j].eq(r_valid & self._field(entry, f"rx{j}")),
                 x_rslot.eq(self._field(entry, f"rxslot{j}")),
                 x_comb.eq(r_valid & self._field(entry, f"comb{j}")),
             ]
+            word = select_by(m, x_bank[j], [banks[b][j].data for b in range(deg + 1)], width,
+                             f"bank_word{j}")
             m.d.comb += [
                 # a link carries 0 unless its sender sends: a receive the sender did
                 # not program gets 0, never a stale store word
-                self.out_word[j].eq(Mux(x_tx, Mux(x_acc, self.acc, rds[j].data), 0)),
-                self.tx_valid[j].eq(x_tx), self.tx_acc[j].eq(x_acc & x_tx),
+                self.out_word[j].eq(Mux(x_tx[j], Mux(x_acc[j], self.acc, word), 0)),
+                self.tx_valid[j].eq(x_tx[j]), self.tx_acc[j].eq(x_acc[j] & x_tx[j]),
                 self.tx_slot[j].eq(x_slot),
-                self.rx_valid[j].eq(x_rx), self.rx_slot[j].eq(x_rslot),
+                self.rx_valid[j].eq(x_rx[j]), self.rx_slot[j].eq(x_rslot),
                 self.rx_comb[j].eq(x_comb),
-                rwr[j].en.eq(x_rx), rwr[j].addr.eq(x_rslot), rwr[j].data.eq(self.in_word[j]),
             ]
             combined.append(Mux(x_comb, self.in_word[j], 0))
-        m.d.comb += [lwr.en.eq(self.item_we), lwr.addr.eq(self.item_slot),
-                     lwr.data.eq(self.item_data), self.rd_word.eq(rds[0].data)]
 
-        held = Signal(slots)
+        rd_word, rd_held = Signal(width), Signal()
+        m.d.sync += [
+            rd_word.eq(select_by(m, d_bank, [banks[b][0].data for b in range(deg + 1)],
+                                 width, "rd_bank_word")),
+            rd_held.eq(d_valid & (d_addr < select_by(m, d_bank, count, len(count[0]),
+                                                     "rd_count"))),
+        ]
         acc = Signal(width)
-        rd_held = Signal()
-        m.d.comb += [self.acc.eq(acc), self.rd_held.eq(rd_held)]
-        m.d.sync += rd_held.eq(select_by(m, self.rd_slot, [held[k] for k in range(slots)], 1))
-        got = [Mux(p.en, one_hot(m, p.addr, slots, f"write{k}_onehot"), 0)
-               for k, p in enumerate((*rwr, lwr))]
+        m.d.comb += [self.acc.eq(acc), self.rd_word.eq(rd_word), self.rd_held.eq(rd_held)]
         nxt = Mux(x_drain, 0, acc)
         for term in combined:
             # the build-time operation: associative and commutative with identity 0
             nxt = (nxt + term)[:width] if self._op == "sum" else nxt ^ term
         acc_next = Signal(width)
         m.d.comb += acc_next.eq(nxt)
-        held_set = held
-        for g in got:
-            held_set = held_set | g
         with m.If(self.clear):
-            # the header clears; a load at the same edge still lands
-            m.d.sync += [held.eq(got[-1]), acc.eq(0)]
-        with m.Elif(self.acc_we):
-            m.d.sync += [held.eq(held_set), acc.eq(self.acc_data)]
+            # the header empties the banks; a load at the same edge still lands
+            m.d.sync += [c.eq(w) for c, w in zip(count, wen)]
+            m.d.sync += acc.eq(0)
         with m.Else():
-            m.d.sync += [held.eq(held_set), acc.eq(acc_next)]
+            m.d.sync += [c.eq(c + w) for c, w in zip(count, wen)]
+            with m.If(self.acc_we):
+                m.d.sync += acc.eq(self.acc_data)
+            with m.Else():
+                m.d.sync += acc.eq(acc_next)
         return m

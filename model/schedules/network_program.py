@@ -57,12 +57,13 @@ import numpy as np
 
 from .accsets import ACC, check_complete, combine_words, message_words, step_sets
 from .ir import COMBINING, Schedule
+from .network_banks import DirEntry, assign_banks
 from .program import NONE, FieldLayout, ProgramError, bits_for, question_word
 from .topologies import Topology
 from .validate import check, items_per_node
 
 __all__ = ["OPS", "ACC", "combine_words", "NetworkLayout", "NetworkProgram", "links_of",
-           "compile_network", "COMBINING", "QUESTION_SLOT"]
+           "compile_network", "COMBINING", "QUESTION_SLOT", "DirEntry", "assign_banks"]
 
 #: Accumulator operations a network fabric may be built with.
 OPS = ("sum", "xor")
@@ -113,25 +114,60 @@ class NetworkLayout(FieldLayout):
     """The program-memory entry of a network node of ``degree`` links (low bits first).
 
     Per link ``j``: ``tx{j}`` (send on the link), ``txacc{j}`` (the word is
-    the accumulator, else store slot ``txslot{j}``), ``txslot{j}``; then
-    ``drain`` (the accumulator restarts empty after this cycle's sends); then
-    per link ``j``: ``rx{j}`` (store the arriving word in ``rxslot{j}``,
-    held bit set), ``rxslot{j}``, ``comb{j}`` (combine it into the
-    accumulator). ``SW = ceil(log2 slots)`` bits per slot field.
+    the accumulator, else store slot ``txslot{j}``), ``txslot{j}``,
+    ``txbank{j}`` and ``txaddr{j}`` (where that slot's word is: a bank and
+    an address in it, see :func:`assign_banks`); then ``drain`` (the
+    accumulator restarts empty after this cycle's sends); then per link
+    ``j``: ``rx{j}`` (store the arriving word as slot ``rxslot{j}``, in the
+    link's own bank), ``rxslot{j}``, ``comb{j}`` (combine it into the
+    accumulator). ``SW = ceil(log2 slots)`` bits per slot field, ``BB =
+    ceil(log2 (degree + 1))`` per bank, ``AB = ceil(log2 bank_depth)`` per
+    address (``bank_depth`` defaults to ``slots``).
     """
 
     degree: int
     slots: int
+    bank_depth: int | None = None
 
     @property
     def slot_bits(self) -> int:
         return bits_for(self.slots)
 
     @property
+    def banks(self) -> int:
+        """One bank per link, then the node's own bank (its loaded items)."""
+        return self.degree + 1
+
+    @property
+    def depth_of_bank(self) -> int:
+        return self.slots if self.bank_depth is None else self.bank_depth
+
+    @property
+    def bank_bits(self) -> int:
+        return bits_for(self.banks)
+
+    @property
+    def addr_bits(self) -> int:
+        return bits_for(self.depth_of_bank)
+
+    @property
+    def dir_width(self) -> int:
+        """A directory entry: ``valid``, the bank, the address (low bits first).
+
+        The address has ``AB + 1`` bits, the width of the hardware's write
+        counters it is compared with.
+        """
+        return 2 + self.bank_bits + self.addr_bits
+
+    def dir_encode(self, at: DirEntry | None) -> int:
+        return 0 if at is None else 1 | at.bank << 1 | at.addr << (1 + self.bank_bits)
+
+    @property
     def fields(self) -> tuple[tuple[str, int], ...]:
-        sw = self.slot_bits
+        sw, bb, ab = self.slot_bits, self.bank_bits, self.addr_bits
         tx = [f for j in range(self.degree)
-              for f in ((f"tx{j}", 1), (f"txacc{j}", 1), (f"txslot{j}", sw))]
+              for f in ((f"tx{j}", 1), (f"txacc{j}", 1), (f"txslot{j}", sw),
+                        (f"txbank{j}", bb), (f"txaddr{j}", ab))]
         rx = [f for j in range(self.degree)
               for f in ((f"rx{j}", 1), (f"rxslot{j}", sw), (f"comb{j}", 1))]
         return (*tx, ("drain", 1), *rx)
@@ -172,6 +208,14 @@ class NetworkProgram:
         the start of cycle ``c`` (``c = cycles``: at the end).
     rounds, S : int
         The schedule's ``R`` and ``S`` (the validator's metrics).
+    bank_depth : int
+        Words per bank of every node's store (:func:`assign_banks`).
+    tx_bank, tx_addr : numpy.ndarray
+        ``(cycles, ports)``: where each sent slot's word is read from.
+    directory : list of dict
+        Per node, slot -> :class:`DirEntry` of every slot it stores.
+    bank_need : int
+        The most words any bank takes: the smallest bank depth that runs it.
     """
 
     schedule: Schedule
@@ -191,6 +235,11 @@ class NetworkProgram:
     acc_sets: list[list[frozenset]]
     rounds: int
     S: int
+    bank_depth: int
+    tx_bank: np.ndarray
+    tx_addr: np.ndarray
+    directory: list[dict[int, DirEntry]]
+    bank_need: int
     notes: list[str] = field(default_factory=list)
     slot_sets: list = field(default_factory=list)
 
@@ -228,7 +277,7 @@ class NetworkProgram:
         return int(np.searchsorted(self.offsets, port, side="right")) - 1
 
     def layout(self, v: int) -> NetworkLayout:
-        return NetworkLayout(len(self.links[v]), self.slots)
+        return NetworkLayout(len(self.links[v]), self.slots, self.bank_depth)
 
     @property
     def algorithm(self) -> str:
@@ -294,16 +343,22 @@ class NetworkProgram:
                 for j in range(deg):
                     t, r = int(self.tx[c, base + j]), int(self.rx[c, base + j])
                     f.update({f"tx{j}": t != NONE, f"txacc{j}": t == ACC,
-                              f"txslot{j}": max(t, 0), f"rx{j}": r != NONE,
+                              f"txslot{j}": max(t, 0), f"txbank{j}": self.tx_bank[c, base + j],
+                              f"txaddr{j}": self.tx_addr[c, base + j], f"rx{j}": r != NONE,
                               f"rxslot{j}": max(r, 0), f"comb{j}": int(self.comb[c, base + j])})
                 rows.append(lay.encode(**f))
             out.append(rows)
         return out
 
+    def directory_words(self) -> list[list[int]]:
+        """Per node, every slot's encoded directory entry (0: the node does not store it)."""
+        return [[self.layout(v).dir_encode(self.directory[v].get(x)) for x in range(self.slots)]
+                for v in range(self.n)]
+
 
 def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = "sum",
                     width: int = 8, depth: int | None = None,
-                    slots: int | None = None) -> NetworkProgram:
+                    slots: int | None = None, bank_depth: int | None = None) -> NetworkProgram:
     """Compile ``s`` into per-node programs for the network fabric of ``topology``.
 
     Parameters
@@ -320,6 +375,8 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
         Program entries per node; default exactly the cycles needed.
     slots : int, optional
         Store words per node; default exactly the items needed (at least 1).
+    bank_depth : int, optional
+        Words per bank of the fabric's stores; default ``slots``.
 
     Raises
     ------
@@ -443,11 +500,19 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
     def arr(rows, shape, dtype):
         return np.array(rows, dtype=dtype).reshape(shape)
 
+    tx = arr(tx_rows, (cycles, P), np.int64)
+    rx = arr(rx_rows, (cycles, P), np.int64)
+    bank_depth = slots if bank_depth is None else bank_depth
+    if isinstance(bank_depth, bool) or not isinstance(bank_depth, int) or bank_depth < 1:
+        raise ProgramError(f"bank depth must be a positive integer, not {bank_depth!r}")
+    tx_bank, tx_addr, directory, bank_need = assign_banks(tx, rx, initial, links, bank_depth)
     notes = [] if cycles == v.R else [f"{cycles} cycles for R={v.R} rounds: multi-word "
                                       f"messages take a cycle per word"]
     return NetworkProgram(
         schedule=s, topology=topo, op=op, width=width, depth=depth, slots=slots, links=links,
-        tx=arr(tx_rows, (cycles, P), np.int64), rx=arr(rx_rows, (cycles, P), np.int64),
+        tx=tx, rx=rx,
         comb=arr(comb_rows, (cycles, P), bool), drain=arr(drain_rows, (cycles, n), bool),
         round_of=np.asarray(round_of, dtype=np.int64), initial=initial, final=held,
-        acc_sets=acc_sets, rounds=v.R, S=v.S, notes=notes, slot_sets=slot_sets)
+        acc_sets=acc_sets, rounds=v.R, S=v.S, bank_depth=bank_depth, tx_bank=tx_bank,
+        tx_addr=tx_addr, directory=directory, bank_need=bank_need, notes=notes,
+        slot_sets=slot_sets)

@@ -1,0 +1,80 @@
+"""Where the network fabric's nodes keep their words: one bank per link, plus their own.
+
+A node of the network fabric may store a word from every link in one
+cycle. One store with a write port per link does not map to RAM (Yosys
+keeps it in flip-flops and multiplexers), so each node's store is split
+into banks with one write port each: bank ``j`` takes what arrives on link
+``j``, the last bank the items loaded before the run. The compiler decides
+from which bank and address every send reads (:func:`assign_banks`), so the
+hardware needs no table of where a slot went, except for the read-back after
+the run, which the driver loads as a directory.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .program import NONE, ProgramError
+
+__all__ = ["DirEntry", "assign_banks"]
+
+
+class DirEntry(NamedTuple):
+    """Where a node keeps a slot's word: bank ``bank`` (link j's, or ``degree``: its own), ``addr``."""
+
+    bank: int
+    addr: int
+
+
+def assign_banks(tx: np.ndarray, rx: np.ndarray, initial: np.ndarray, links: list[list[int]],
+                 bank_depth: int) -> tuple[np.ndarray, np.ndarray, list[dict[int, DirEntry]], int]:
+    """Place every stored word in a bank: ``(tx_bank, tx_addr, directory, need)``.
+
+    A node's store is one bank per link plus its own bank, so that each bank
+    has one write port (its link's arrivals, or the load's items) and maps to
+    RAM. A bank is filled in arrival order: its k-th write goes to address
+    k (the hardware counts them), the own bank's in ascending slot order of
+    the loaded items. A send reads the slot where the node first stored it,
+    so the compiler, not the hardware, knows the bank; ``directory[v]``
+    (slot -> :class:`DirEntry`) is what a read-back of node ``v`` finds.
+    ``tx_bank``/``tx_addr`` are ``(cycles, ports)``, 0 where no slot is sent;
+    ``need`` is the most words any bank takes (the smallest bank depth that runs it).
+
+    Raises
+    ------
+    ProgramError
+        A bank would take more than ``bank_depth`` words (the message names
+        the depth the schedule needs).
+    """
+    n = len(links)
+    offsets = [0, *np.cumsum([len(x) for x in links]).tolist()]
+    tx_bank, tx_addr = np.zeros(tx.shape, np.int64), np.zeros(tx.shape, np.int64)
+    directory: list[dict[int, DirEntry]] = []
+    count = []
+    for v in range(n):
+        own = [int(x) for x in np.flatnonzero(initial[v])]
+        directory.append({x: DirEntry(len(links[v]), a) for a, x in enumerate(own)})
+        count.append([0] * len(links[v]) + [len(own)])
+    for c in range(tx.shape[0]):
+        for v in range(n):
+            for j in range(len(links[v])):
+                x = int(tx[c, offsets[v] + j])
+                if x >= 0:  # a store slot (ACC and NONE are negative)
+                    tx_bank[c, offsets[v] + j], tx_addr[c, offsets[v] + j] = directory[v][x]
+        for v in range(n):  # written at the edge ending the cycle: readable from the next
+            for j in range(len(links[v])):
+                x = int(rx[c, offsets[v] + j])
+                if x != NONE:
+                    directory[v].setdefault(x, DirEntry(j, count[v][j]))
+                    count[v][j] += 1
+    need = max(1, max(max(k) for k in count))
+    if need > bank_depth:
+        v = max(range(n), key=lambda u: max(count[u]))
+        b = count[v].index(need)
+        what = "its own items" if b == len(links[v]) else f"the words arriving from {links[v][b]}"
+        raise ProgramError(f"node {v} keeps {need} words in one bank ({what}) but the fabric's "
+                           f"banks hold bank_depth={bank_depth}: build with --bank-depth {need} "
+                           f"or more")
+    return tx_bank, tx_addr, directory, need
