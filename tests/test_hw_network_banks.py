@@ -15,11 +15,11 @@ from pipegossip.model.algorithms.polling import polling_hypercube
 from pipegossip.model.schedules.network_program import compile_network
 from pipegossip.model.schedules.program import NONE, ProgramError
 from pipegossip.model.schedules.topologies import topology
-from pipegossip.sim.judge_network import judge_network
-from pipegossip.sim.network_run import (NETWORK_LINK_FIELDS, NETWORK_NODE_FIELDS,
+from pipegossip.sim.judge.network import judge_network
+from pipegossip.sim.network.run import (NETWORK_LINK_FIELDS, NETWORK_NODE_FIELDS,
                                         NETWORK_SCALAR_FIELDS, faulty_writes, network_job,
                                         network_record, run_network_amaranth)
-from pipegossip.sim.schedule_cosim import amaranth_runs
+from pipegossip.sim.schedule.cosim import amaranth_runs
 
 
 def _run_banked(programs, bank_depth, jobs=None, seed=0):
