@@ -310,13 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     argv, old = respell(argv)
     if old is not None and os.environ.get(QUIET_NOTES) != "quiet":
         print(notice(old, argv), file=sys.stderr, flush=True)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminate)
-        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler,
-                                               _stopped_while_starting):
-            signal.signal(signal.SIGINT, _interrupt)
-        if sys.unraisablehook is sys.__unraisablehook__:  # (a test runner keeps its own)
-            sys.unraisablehook = _unraisable
+    if signal.getsignal(signal.SIGINT) is not _stopped_while_starting:
+        _install_handlers()
+    # else: started as the command, whose modules (NumPy, Amaranth) are imported
+    # while parsing: a signal then still ends it at once, quietly (_run installs
+    # the handlers after parsing).
     warnings.showwarning = _warning_printer(where)
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         return EXIT_OUTPUT
@@ -329,6 +327,17 @@ def main(argv: list[str] | None = None) -> int:
         _finished.set()
 
 
+def _install_handlers() -> None:
+    """SIGINT and SIGTERM unwind the command (exit 130 / 143), from the main thread."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler,
+                                               _stopped_while_starting):
+            signal.signal(signal.SIGINT, _interrupt)
+        if sys.unraisablehook is sys.__unraisablehook__:  # (a test runner keeps its own)
+            sys.unraisablehook = _unraisable
+
+
 def _run(argv: list[str], where: str, debug: bool) -> int:
     try:
         _writable_tool_cache()
@@ -336,6 +345,7 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
         if unknown:
             raise UsageError(unknown)
         args = build_parser(argv).parse_args(argv)
+        _install_handlers()
         _refuse_empty_paths(args)
         status = int(args.func(args) or 0)
         if _terminated.is_set():  # a tool killed by the same SIGTERM failed first

@@ -283,7 +283,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "beside the paper's LB, UB, HR; table4: broadcast from node 0; table1: the large "
         "graphs, one process per row with its time and peak memory (minutes each); table3: "
         "linear cost, R and S per tau; optimum: the certified fewest F1 gossip rounds "
-        "(pipegossip optimum) of every family at its two smallest sizes, beside the matching "
+        "(pipegossip schedule optimum) of every family at its two smallest sizes, beside the matching "
         "portfolio's, the colouring search's and their best R (* marks an optimal one). "
         "Every schedule is validated.")
     p.add_argument("table", choices=("table6", "table5", "table4", "table1", "table3", "optimum"))

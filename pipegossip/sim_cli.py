@@ -233,7 +233,7 @@ def _text_summary(result: CosimResult) -> str:
     if result.reference is not None:
         lines.append(f"paper reference {result.reference.name}: the dump read back "
                      + ("equals it" if result.reference_match else "DIFFERS from it "
-                        f"(pipegossip diff {result.reference} {result.waveform})"))
+                        f"(pipegossip waves diff {result.reference} {result.waveform})"))
     lines.append("MATCH" if result.match else "MISMATCH")
     return "\n".join(lines) + "\n"
 
