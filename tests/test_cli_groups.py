@@ -264,11 +264,11 @@ def _foreign_options():
             taken = key in own or ("config" in own and key in
                                    ("n", "order", "seed", "receive", "sessions", "channels"))
             if not taken:
-                cases.append((name, flag))
+                cases.append(pytest.param(name, flag, id=f"{name} {flag}"))
     return cases
 
 
-@pytest.mark.parametrize("name, flag", _foreign_options(), ids="{0[0]} {0[1]}".format)
+@pytest.mark.parametrize("name, flag", _foreign_options())
 def test_an_option_of_another_generator_is_refused_naming_it(capsys, name, flag):
     status, out, err = _main(capsys, ["schedule", name, flag, "1"])
     assert status == 2 and out == "" and err.count("\n") == 1, err
