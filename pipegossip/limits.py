@@ -48,7 +48,10 @@ from .model.errors import ConfigError
 
 __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
            "check_model_memory", "check_fabric", "schedule_bytes", "check_schedule_memory",
-           "gossip_items", "check_seconds", "verilator_bytes"]
+           "gossip_items", "check_seconds", "verilator_bytes", "MAX_GOSSIP_NODES"]
+
+#: Gossip keeps an n x n knowledge matrix; beyond this it is too slow to be useful here.
+MAX_GOSSIP_NODES = 16384
 
 
 @dataclass(frozen=True)

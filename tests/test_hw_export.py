@@ -12,7 +12,7 @@ import pytest
 from pipegossip.model import RunConfig
 from pipegossip.hw.export import verilog_text
 from pipegossip.hw.fabric import fabric_ports
-from pipegossip.sim.toolchain import use_verilator
+from pipegossip.sim.tools.toolchain import use_verilator
 
 #: Warning kinds Amaranth's Verilog output always produces (docs/hw.md,
 #: "Verilator lint"); anything else fails the lint test.

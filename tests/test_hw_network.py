@@ -20,9 +20,9 @@ from pipegossip.model.algorithms.reduce import allreduce_schedule, reduce_schedu
 from pipegossip.model.algorithms.short_messages import short_messages
 from pipegossip.model.schedules.network_program import compile_network
 from pipegossip.model.schedules.topologies import topology
-from pipegossip.sim.judge_network import judge_network, network_verdict_json
-from pipegossip.sim.network_run import faulty_writes, network_job, run_network_amaranth
-from pipegossip.sim.toolchain import use_verilator
+from pipegossip.sim.judge.network import judge_network, network_verdict_json
+from pipegossip.sim.network.run import faulty_writes, network_job, run_network_amaranth
+from pipegossip.sim.tools.toolchain import use_verilator
 
 SMALL = {
     "path4": lambda: path_gossip(4, 1),

@@ -16,9 +16,9 @@ from pipegossip.model.algorithms.polling import polling_general
 from pipegossip.model.config import RunConfig
 from pipegossip.model.schedules import Message, Schedule, complete, schedule_of_config
 from pipegossip.model.schedules.program import compile_schedule
-from pipegossip.sim.judge_schedule import judge_schedule, schedule_verdict_json
-from pipegossip.sim.schedule_cosim import run_programs_amaranth
-from pipegossip.sim.toolchain import use_verilator
+from pipegossip.sim.judge.schedule import judge_schedule, schedule_verdict_json
+from pipegossip.sim.schedule.cosim import run_programs_amaranth
+from pipegossip.sim.tools.toolchain import use_verilator
 
 RUNS = [("identity", {}), ("pipelined", {}), ("identity", dict(substitute=True, receive="any"))]
 

@@ -1,6 +1,6 @@
 """The fast co-simulation mode (issue 17): in-hardware checker, one judge, per-cycle rerun.
 
-* fault injection (:mod:`pipegossip.sim.fast_faults`): a wrong action, a
+* fault injection (:mod:`pipegossip.sim.fast.faults`): a wrong action, a
   wrong peer, a dropped, misrouted or late word, a delivery with a wrong
   word, source or session, a missing and an extra word handshake, each at a
   chosen cycle and processor, selected per run through ``hold`` (one build
@@ -19,14 +19,15 @@ import pytest
 
 from pipegossip.model.config import RunConfig
 from pipegossip.model.runtable import R
-from pipegossip.sim.cosim import cosimulate, default_runs
-from pipegossip.sim.fast_faults import FAULT_KINDS, Fault, faulty_verilog
-from pipegossip.sim.fast_mode import expected_hex, fast_cosimulate, fast_record
-from pipegossip.sim.fast_build import fabric_build
-from pipegossip.sim.judge import judge, model_result, session_ends
+from pipegossip.sim.fabric.cosim import cosimulate
+from pipegossip.sim.fabric.runner import default_runs
+from pipegossip.sim.fast.faults import FAULT_KINDS, Fault, faulty_verilog
+from pipegossip.sim.fast.mode import expected_hex, fast_cosimulate, fast_record
+from pipegossip.sim.fast.build import fabric_build
+from pipegossip.sim.judge.fabric import judge, model_result, session_ends
 from pipegossip.sim.record import HwRun
-from pipegossip.sim.runner import run_build
-from pipegossip.sim.simulators import DEFAULT_RECIPE
+from pipegossip.sim.fabric.runner import run_build
+from pipegossip.sim.tools.simulators import DEFAULT_RECIPE
 
 #: The tests check logic, not speed: one fixed recipe (the per-cycle mode's),
 #: independent of the fast mode's choice (fast_mode.recipe_for).

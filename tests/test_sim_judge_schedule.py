@@ -16,8 +16,8 @@ import pytest
 from pipegossip.hw.schedule import LATENCY
 from pipegossip.model.algorithms.limits import cyclic_shift
 from pipegossip.model.schedules.program import compile_schedule
-from pipegossip.sim.judge_schedule import judge_schedule
-from pipegossip.sim.schedule_cosim import run_programs_amaranth
+from pipegossip.sim.judge.schedule import judge_schedule
+from pipegossip.sim.schedule.cosim import run_programs_amaranth
 
 
 @pytest.fixture(scope="module")

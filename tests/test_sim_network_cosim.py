@@ -9,8 +9,8 @@ import pytest
 from pipegossip.model.algorithms.path_cycle import path_gossip
 from pipegossip.model.schedules import Message, Schedule, save
 from pipegossip.model.schedules.topologies import topology
-from pipegossip.sim.network_cosim import cosim_network
-from pipegossip.sim.toolchain import ToolchainError, use_verilator
+from pipegossip.sim.network.cosim import cosim_network
+from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
 
 PATH4 = topology("path", n=4)
 

@@ -26,7 +26,7 @@ from .schedule_harness import control_asserts, drive_loads
 __all__ = ["NetworkHarness", "NETWORK_MUTANTS", "network_proof_depth", "network_harness_writes"]
 
 #: Mutants a proof must fail on: the loaded program altered as the fault
-#: injection of ``pipegossip.sim.network_run.faulty_writes`` does.
+#: injection of ``pipegossip.sim.network.run.faulty_writes`` does.
 NETWORK_MUTANTS = ("drop", "misroute", "combine")
 
 
@@ -37,7 +37,7 @@ def network_harness_writes(program: NetworkProgram, mutant: str | None = None) -
     if mutant not in NETWORK_MUTANTS:
         raise ValueError(f"unknown network mutant {mutant!r} "
                          f"(expected one of {', '.join(NETWORK_MUTANTS)})")
-    from ...sim.network_run import faulty_writes
+    from ...sim.network.run import faulty_writes
     return faulty_writes(program, mutant)
 
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..hw.network.fabric import LATENCY, NetworkFabric, network_size
-from ..hw.network.load import network_writes
-from ..hw.ports import NETWORK_PORTS, NetworkSize
-from ..model.schedules.network_program import NetworkProgram
-from ..model.schedules.program import ProgramError
-from .record import RunSpec, ScheduleRun, schedule_record_field
-from .schedule_cosim import TAIL, amaranth_runs
+from ...hw.network.fabric import LATENCY, NetworkFabric, network_size
+from ...hw.network.load import network_writes
+from ...hw.ports import NETWORK_PORTS, NetworkSize
+from ...model.schedules.network_program import NetworkProgram
+from ...model.schedules.program import ProgramError
+from ..record import RunSpec, ScheduleRun, schedule_record_field
+from ..schedule.cosim import TAIL, amaranth_runs
 
 __all__ = ["NetworkRun", "NETWORK_SCALAR_FIELDS", "NETWORK_LINK_FIELDS",
            "NETWORK_NODE_FIELDS", "network_job", "run_network_amaranth", "check_fits",
@@ -90,7 +90,7 @@ def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0) -> list:
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r} (expected one of {', '.join(FAULTS)})")
     writes = network_writes(program, seed)
-    from ..hw.schedule.fabric import LoadKind
+    from ...hw.schedule.fabric import LoadKind
     for k, (kind, v, c, data) in enumerate(writes):
         if kind != LoadKind.PROGRAM:
             continue

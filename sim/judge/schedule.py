@@ -1,7 +1,7 @@
 """The judge of the schedule fabric: a :class:`~.record.ScheduleRun` held against its program.
 
 One function, :func:`judge_schedule`, in the judge family beside
-:func:`pipegossip.sim.judge.judge`; it fills the one :class:`~.verdict.Verdict`
+:func:`pipegossip.sim.judge.fabric.judge`; it fills the one :class:`~.verdict.Verdict`
 with :class:`~.verdict.Mismatch` es of the existing kinds. The "model" is the
 compiled :class:`~pipegossip.model.schedules.program.Program` (the verdict's
 ``config``; its ``model`` is None). Checks, cycle by cycle where they are
@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hw.schedule.load import slot_words
-from ..model.errors import FormatError
-from ..model.schedules.program import ACC, NONE, WHOLE_ACC, Program, canonical
-from ..model.schedules.stream import StreamProgram
-from .record import ScheduleRun
+from ...hw.schedule.load import slot_words
+from ...model.errors import FormatError
+from ...model.schedules.program import ACC, NONE, WHOLE_ACC, Program, canonical
+from ...model.schedules.stream import StreamProgram
+from ..record import ScheduleRun
 from .verdict import Mismatch, Verdict
 
 __all__ = ["judge_schedule", "schedule_verdict_json", "port_figures", "control_checks"]
