@@ -270,9 +270,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Dist_Exp 2, 4, 8, 16, the paper's even bce split with Num_Exp 0 and 1, potential) "
         "beside the paper's LB, UB, HR; table4: broadcast from node 0; table1: the large "
         "graphs, one process per row with its time and peak memory (minutes each); table3: "
-        "linear cost, R and S per tau; optimum: the certified fewest F1 gossip rounds "
-        "(pipegossip schedule optimum) of every family at its two smallest sizes, beside the matching "
-        "portfolio's, the colouring search's and their best R (* marks an optimal one). "
+        "linear cost, R and S per tau; optimum: the certified fewest gossip rounds "
+        "(pipegossip schedule optimum; F1, or each of --models) of every family at its two smallest "
+        "sizes, beside the matching portfolio's, the colouring search's and their best R "
+        "(* marks an optimal one; under H1/Hstar each F1 round split in two). "
         "Every schedule is validated.")
     p.add_argument("table", choices=("table6", "table5", "table4", "table1", "table3", "optimum"))
     p.add_argument("--max-k", type=decimal, default=7,
@@ -294,6 +295,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--row-timeout", type=finite_float, default=None, metavar="SECONDS",
                    help="table1: stop a row (a separate process) after this long; optimum: "
                    "the SAT search's time limit per row")
+    p.add_argument("--models", default=None, metavar="MODEL,...",
+                   help="optimum: one row per graph and model, of F1, H1, Hstar, Fstar "
+                   "(default F1)")
     p.add_argument("--search", action="store_true",
                    help="table6: also run the colour-string search")
     p.add_argument("--best", type=_BUDGET, default=None, metavar="SECONDS",

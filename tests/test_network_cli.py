@@ -159,4 +159,34 @@ def test_optimum_table_marks_the_optimal_heuristics(monkeypatch):
     (row,) = list(network_tables.optimum_rows(budget=1))
     # Knodel's dimension order is optimal; the matching heuristic is a round over
     assert (row["graph"], row["optimum"], row["best"], row["matching"]) == ("knodel_8", 3, "3*", "4")
-    assert row["best_by"] == "dimension order"
+    assert row["best_by"] == "dimension order" and row["model"] == "F1"
+
+
+def test_optimum_table_other_models():
+    # one row per model; under H1 the heuristics' F1 rounds are split in two
+    # (C_4: F1 2 rounds, H1 needs 4, which the split matching meets)
+    pytest.importorskip("pysat")
+    from pipegossip import network_tables
+    rows = list(network_tables.optimum_rows(budget=1, models=("F1", "H1", "Fstar"),
+                                            rows=(("cycle", {"n": 4}),)))
+    assert [(r["model"], r["optimum"], r["best"]) for r in rows] == [
+        ("F1", 2, "2*"), ("H1", 4, "4*"), ("Fstar", 2, "2*")]
+
+
+def test_optimum_table_command(monkeypatch, capsys):
+    # the documented command: --row-timeout and --models apply to optimum
+    pytest.importorskip("pysat")
+    from pipegossip import network_tables
+    monkeypatch.setattr(network_tables, "OPTIMUM_ROWS", (("cycle", {"n": 4}),))
+    assert main(["network-table", "optimum", "--row-timeout", "60", "--models", "F1,H1"]) == 0
+    out = capsys.readouterr().out
+    assert "| cycle_4 | F1 | 4 | 4 | 2 | 2 |" in out and "| cycle_4 | H1 | 4 | 4 | 2 | 4 |" in out
+
+
+@pytest.mark.parametrize("argv,text", [
+    (["optimum", "--models", "F1,H2"], "--models: unknown 'H2'"),
+    (["optimum", "--models", "H1,H1"], "--models: a repeat"),
+    (["table5", "--models", "F1"], "--models applies only to optimum")])
+def test_optimum_table_models_refused(capsys, argv, text):
+    assert main(["network-table", *argv]) == 2
+    assert text in capsys.readouterr().err

@@ -28,7 +28,8 @@ The paper's boundary cases are exact and built separately: ``p = 1`` needs
 
 Where the protocol is not optimal, :mod:`.short_messages_schemes` has
 constructions with fewer calls (``2n - 4`` for ``4 <= n <= 2p - 1``,
-``n^2/4`` for ``p = 2`` and even ``n``, the 3-cube for ``n = 8``);
+``n^2/4`` for ``p = 2`` and even ``n``, the 3-cube for ``n = 8``, call
+sequences the exact search found, such as ``c(8, 3) = 13``);
 :func:`short_messages` takes whichever has the fewest calls.
 
 Decisions where the text is loose (see docs/literature.md): a call's payload
@@ -308,6 +309,11 @@ def _items(mask: int) -> list[int]:
     return out
 
 
+#: How the schedule's source names a scheme (default: "<name> scheme").
+_SCHEME_TEXT = {"solver": "call sequence found by the exact search (SAT; "
+                "model/algorithms/short_messages_found.py)"}
+
+
 def short_messages(n: int, p: int) -> Schedule:
     """Gossip among ``n`` nodes by telephone calls of at most ``p`` blocks each way (F1).
 
@@ -324,7 +330,8 @@ def short_messages(n: int, p: int) -> Schedule:
         Model F1, packet size ``p``. Calls are the paper's sequence, or a
         scheme of :mod:`.short_messages_schemes` where that has fewer
         (``2n - 4`` for ``4 <= n <= 2p - 1``, ``n^2/4`` for ``p = 2`` and
-        even ``n``, ``12`` for ``n = 8, p = 4``), packed into rounds as
+        even ``n``, ``12`` for ``n = 8, p = 4``, the solver's 13 calls for
+        ``n = 8, p = 3``), packed into rounds as
         early as their nodes allow; ``calls`` in the validator's metrics is
         at most the count of Theorem 3.1 (``n(n-1)/2`` for ``p = 1``).
     """
@@ -356,8 +363,8 @@ def short_messages(n: int, p: int) -> Schedule:
     h, k = split(n, p)
     how = ("every pair calls once" if p == 1 else "n <= p+1: 4-node core, 2n-4 calls"
            if n <= p + 1 else f"n = {h}*{p} + {k}: four phases of section 3"
-           if scheme == "protocol" else f"{scheme} scheme, {len(calls)} calls (fewer than "
-           f"the section-3 protocol's {paper_count(n, p)})")
+           if scheme == "protocol" else f"{_SCHEME_TEXT.get(scheme, scheme + ' scheme')}, "
+           f"{len(calls)} calls (fewer than the section-3 protocol's {paper_count(n, p)})")
     return Schedule(topology=complete(n), model="F1", p=p, round_ptr=round_ptr, src=src,
                     dst_ptr=np.arange(m + 1), dst=dst, item_ptr=item_ptr, items=items,
                     origin={"algorithm": "short-messages",

@@ -23,6 +23,9 @@ close the gap on the cases the exact search settled (docs/literature.md):
   fewest calls of any gossip (n >= 4), so ``c(n, p) = 2n - 4`` for
   ``4 <= n <= 2p - 1``. At ``n = 2p`` the chain breaks (``c(6, 3) = 9``).
 
+* **solver** (stored, ``(8, 3)``): a call sequence the exact search found,
+  replayed and checked (:mod:`.short_messages_found`); ``c(8, 3) = 13``.
+
 Every call is checked by :class:`.short_messages_calls.Calls` as it is made
 (sender holds the blocks, at most ``p`` of them).
 """
@@ -30,6 +33,7 @@ Every call is checked by :class:`.short_messages_calls.Calls` as it is made
 from __future__ import annotations
 
 from .short_messages_calls import Calls, lowest
+from .short_messages_found import found_calls
 
 __all__ = ["pairs_calls", "hypercube_calls", "halves_calls", "SCHEMES"]
 
@@ -130,4 +134,6 @@ def _a_full_node(know: list[int], full: int) -> int | None:
 
 
 #: Name -> construction; each returns the checked calls or None where it does not apply.
-SCHEMES = {"pairs": pairs_calls, "hypercube": hypercube_calls, "halves": halves_calls}
+#: ``solver``: a sequence the exact search found (:mod:`.short_messages_found`).
+SCHEMES = {"pairs": pairs_calls, "hypercube": hypercube_calls, "halves": halves_calls,
+           "solver": found_calls}

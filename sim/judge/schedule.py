@@ -40,6 +40,8 @@ per-port utilisation and all-to-alls per 1000 cycles from the record.
 
 from __future__ import annotations
 
+from itertools import zip_longest
+
 import numpy as np
 
 from ...hw.schedule.load import slot_words
@@ -283,11 +285,19 @@ def _stream_checks(sp: StreamProgram, record: ScheduleRun, seed: int, exp_send: 
     for w in record.loads:
         seen.setdefault((int(w[2]), int(w[3])), []).append(w)
     for key in sorted(set(want) | set(seen)):
-        exp = sorted(want.get(key, []), key=lambda x: x.earliest)
         rec = sorted(seen.get(key, []), key=lambda w: w[0])
-        for j in range(max(len(exp), len(rec))):
-            ld = exp[j] if j < len(exp) else None
-            w = rec[j] if j < len(rec) else None
+        # a load in an expected load's window is that load's (so a missing load is
+        # named in its own window, not at the next one); the rest pair up in order
+        pairs, late = [], []
+        for ld in sorted(want.get(key, []), key=lambda x: x.earliest):
+            w = next((w for w in rec if ld.earliest <= w[0] <= ld.latest), None)
+            if w is None:
+                late.append(ld)
+            else:
+                rec.remove(w)
+                pairs.append((ld, w))
+        pairs += zip_longest(late, rec)
+        for ld, w in pairs:
             if w is None:
                 add(Mismatch("delivery", ld.earliest, ld.node,
                              f"a load of {name(ld.item)} into slot {ld.slot} in cycles "

@@ -75,12 +75,18 @@ class NetworkRun(ScheduleRun):
 FAULTS = ("drop", "misroute", "combine")
 
 
+def _sends(f: dict, j: int) -> tuple:
+    """What link ``j`` of a decoded entry sends: (send, accumulator, slot)."""
+    return f[f"tx{j}"], f[f"txacc{j}"], f[f"txslot{j}"]
+
+
 def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0) -> list:
     """``program``'s load writes with one entry altered by ``fault`` (:data:`FAULTS`).
 
     The first entry (in node, then cycle order) the fault applies to is
     altered: ``drop`` needs a storing receive, ``misroute`` a send from a node
-    with two or more links, ``combine`` any receive or send.
+    with two or more links whose next link sends something else (else the
+    swap would change nothing), ``combine`` any receive or send.
 
     Raises
     ------
@@ -100,7 +106,9 @@ def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0) -> list:
         for j in range(deg):
             if fault == "drop" and f[f"rx{j}"]:
                 f[f"rx{j}"] = 0
-            elif fault == "misroute" and f[f"tx{j}"] and deg > 1:
+            elif (fault == "misroute" and f[f"tx{j}"] and deg > 1
+                  and _sends(f, j) != _sends(f, (j + 1) % deg)):
+                # a swap between two links sending the same word would change nothing
                 t = (j + 1) % deg
                 for name in ("tx", "txacc", "txslot"):
                     f[f"{name}{j}"], f[f"{name}{t}"] = f[f"{name}{t}"], f[f"{name}{j}"]
