@@ -13,7 +13,11 @@ toolchain from PyPI, then runs
   ``python3 dev.py test --runslow`` for the long sweeps);
 * ``mutate MODULE...``: mutation testing of the checking code with
   cosmic-ray, running only the tests that cover each module (see
-  :func:`mutate`).
+  :func:`mutate`);
+* ``respell [--check] FILE...``: rewrite the ``pipegossip`` command lines of
+  Markdown (or any text) files from the old flat spellings to the grouped
+  ones (``verilog-schedule`` -> ``hw verilog --fabric schedule``); with
+  ``--check`` only list the lines that would change (see :func:`respell`).
 
 Only the Python standard library is used here, so it runs on a fresh
 machine with nothing but Python 3.11 and the C++ compiler, make and perl
@@ -363,10 +367,60 @@ def mutate(py: Path, argv: list[str]) -> int:
     return 1 if open_survivors else 0
 
 
+def _spellings():
+    """``pipegossip/spellings.py``, loaded by path: nothing needs to be installed."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("pipegossip_spellings",
+                                                  ROOT / "pipegossip" / "spellings.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def respell(argv: list[str]) -> int:
+    """``python3 dev.py respell [--check] FILE...``: old command spellings -> grouped ones.
+
+    Rewrites each file in place (:func:`pipegossip.spellings.respell_text`,
+    the same mapping the command line runs old spellings through); with
+    ``--check`` writes nothing and prints ``FILE:LINE: text`` for every line
+    still spelled the old way. Exit 0 when nothing is (or was) left to change
+    with ``--check``, 1 otherwise; 2 on bad arguments.
+    """
+    check = "--check" in argv
+    files = [a for a in argv if a != "--check"]
+    if not files or any(a.startswith("-") for a in files):
+        print("usage: python3 dev.py respell [--check] FILE...", file=sys.stderr)
+        return 2
+    sp = _spellings()
+    left = 0
+    for name in files:
+        path = Path(name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            print(f"dev.py respell: {name}: {e.strerror}", file=sys.stderr)
+            return 2
+        if check:
+            for k, line in sp.old_spellings_in(text):
+                print(f"{name}:{k}: {line.strip()}")
+                left += 1
+            continue
+        new = sp.respell_text(text)
+        if new != text:
+            tmp = path.with_name(f".{path.name}.respell")
+            tmp.write_text(new, encoding="utf-8")
+            os.replace(tmp, path)
+            print(f"dev.py respell: rewrote {name}", file=sys.stderr)
+    return 1 if left else 0
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "respell":
+        return respell(argv[1:])
     if not argv or argv[0] not in ("demo", "test", "mutate"):
         print("usage: python3 dev.py demo [ARGS...] | python3 dev.py test [PYTEST ARGS...] | "
-              "python3 dev.py mutate MODULE...", file=sys.stderr)
+              "python3 dev.py mutate MODULE... | python3 dev.py respell [--check] FILE...",
+              file=sys.stderr)
         return 2
     if argv[0] == "mutate" and isinstance(mutate_args(argv[1:]), str):
         print(mutate_args(argv[1:]), file=sys.stderr)  # before anything is installed

@@ -14,16 +14,19 @@ import errno
 import importlib
 import logging
 import os
+import re
 import signal
 import sys
 import tempfile
+import textwrap
 import threading
 import traceback
 import warnings
 
 from . import __version__, _stopped_while_starting
 from .files import OutputError
-from .model.errors import ConfigError, DeadlockError, FormatError
+from .spellings import (COMMANDS, GROUPS, SCHEDULE_ALGORITHMS, START_HERE, command_path,
+                        group_commands, module_of, new_spelling, notice, respell)
 
 __all__ = ["main", "UsageError", "EXIT_CODES"]
 
@@ -46,57 +49,150 @@ EXIT_CODES = {
     EXIT_TERMINATED: "terminated (SIGTERM); nothing half-written is left",
 }
 
-#: Modules providing sub-commands, in the order `--help` lists them.
-COMMAND_MODULES = [
-    "pipegossip.model_cli",
-    "pipegossip.sweep_cli",
-    "pipegossip.hw_cli",
-    "pipegossip.sim_cli",
-    "pipegossip.waveforms_cli",
-    "pipegossip.fpga_cli",
-    "pipegossip.schedule_cli",
-    "pipegossip.schedule_hw_cli",
-    "pipegossip.program_cli",
-    "pipegossip.fpga_references",
-    "pipegossip.optimum_cli",
-    "pipegossip.prove_cli",
-    "pipegossip.literature_cli",
-    "pipegossip.network_cli",
-]
-
 
 class UsageError(Exception):
     """A command-line problem the user can fix; printed as one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
+    #: ``--flag -> [commands that take it]``: an option of a sibling command
+    #: (``schedule one-factor --tau``) is refused naming where it belongs.
+    other_options: dict[str, list[str]] = {}
+
+    def parse_known_args(self, args=None, namespace=None):
+        # (a sub-command's leftovers would otherwise be refused by the top parser,
+        # which does not know whose option they are)
+        namespace, extras = super().parse_known_args(args, namespace)
+        for word in extras:
+            flag = word.partition("=")[0]
+            if flag in self.other_options:
+                owners = self.other_options[flag]
+                raise UsageError(f"{flag} does not apply to '{self.prog.removeprefix('pipegossip ')}'"
+                                 + (f" (an option of {', '.join(owners)})" if owners else ""))
+        return namespace, extras
+
     def error(self, message: str):  # argparse's own errors: one line, exit 2
-        raise UsageError(f"{self.prog}: {message}")
+        # The line is prefixed once, by main, with the command as typed.
+        raise UsageError(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pipegossip",
-                     description="Generator and verification kit for crossbar gossip fabrics "
-                     "(The Algorithm of Pipelined Gossiping).",
-                     epilog="Run 'pipegossip COMMAND --help' for a command's options. Exit status: "
-                     + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) + ".",
+#: Set to ``quiet`` to run old spellings without their note (scripts kept for this release).
+QUIET_NOTES = "PIPEGOSSIP_OLD_SPELLINGS"
+
+_WIDTH = 79
+
+
+def _top_help() -> str:
+    """The listing of ``pipegossip --help``: the main job first, then the groups."""
+    lines = ["Generator and verification kit for crossbar gossip fabrics",
+             "(The Algorithm of Pipelined Gossiping).", "",
+             f"Start here:  pipegossip {START_HERE}   generate, co-simulate and check an N=8 "
+             "fabric;", "             every output, an HTML report among them, lands in "
+             "out/demo", "",
+             "Groups:  pipegossip GROUP COMMAND ...  (pipegossip GROUP --help: its commands)"]
+    for group, what in GROUPS.items():
+        lines.append(f"  {group:<9} {what}")
+        lines.append(textwrap.fill(", ".join(group_commands(group)), width=_WIDTH,
+                                   initial_indent=" " * 12, subsequent_indent=" " * 12,
+                                   break_on_hyphens=False))
+    return "\n".join(lines)
+
+
+def _epilog() -> str:
+    status = "Exit status: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) + "."
+    return (textwrap.fill(status, width=_WIDTH, break_on_hyphens=False) + "\n"
+            + textwrap.fill("The old flat spellings (pipegossip verilog, pipegossip "
+                            "cosim-schedule ...) still run for this release, after one note "
+                            "on stderr naming the new spelling.", width=_WIDTH))
+
+
+class _Router:
+    """What a command module's ``register(sub)`` receives instead of argparse's
+    sub-parsers: it places each command where :data:`~.spellings.COMMANDS` says."""
+
+    def __init__(self, top: argparse._SubParsersAction, groups: dict):
+        self._top, self._groups = top, groups
+
+    def add_parser(self, name: str, **kw) -> argparse.ArgumentParser:
+        words = new_spelling(name).split()
+        if len(words) == 2 and words[0] in self._groups:
+            return self._groups[words[0]].add_parser(words[1], **kw)
+        if len(words) > 2:
+            # A second spelling of another command's option (verilog-schedule): main
+            # respells it before parsing, so its own parser is placed nowhere.
+            kw.pop("help", None)
+            return _Parser(prog=f"pipegossip {name}", **kw)
+        return self._top.add_parser(name, **kw)
+
+    def group(self, name: str) -> argparse._SubParsersAction:
+        """The sub-parsers of group ``name`` (``schedule`` adds one per algorithm)."""
+        return self._groups[name]
+
+
+def _modules_for(argv: list[str] | None) -> list[str]:
+    """The command modules ``argv`` (new spelling) needs; all for ``None``.
+
+    ``pipegossip --help`` needs none (its listing is data), a group's help its
+    group's modules, a command its own module: the heavy imports (NumPy,
+    Amaranth) happen only for the command that runs.
+    """
+    every = list(dict.fromkeys(module_of(old) for old in COMMANDS))
+    if argv is None:
+        return every
+    words = [w for w in argv if not w.startswith("-")]
+    if not words:
+        return []
+    if words[0] not in GROUPS:
+        return [module_of(words[0])] if words[0] in COMMANDS else []
+    group = words[0]
+    for old, (spelling, _) in COMMANDS.items():
+        if words[1:2] and spelling.split()[:2] == [group, words[1]]:
+            return [module_of(old)]
+    if group == "schedule" and words[1:2] and words[1] in SCHEDULE_ALGORITHMS:
+        return [module_of("schedule")]
+    return list(dict.fromkeys(module_of(old) for old, (spelling, _) in COMMANDS.items()
+                              if spelling.split()[0] == group))
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or (``argv`` given) of what ``argv`` needs."""
+    parser = _Parser(prog="pipegossip", description=_top_help(), epilog=_epilog(),
+                     usage="pipegossip [-h] [--version] [--debug] COMMAND ...",
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"pipegossip {__version__}")
     parser.add_argument("--debug", action="store_true",
-                        help="print the traceback of an internal error (also PIPEGOSSIP_DEBUG=1)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+                        help="print the traceback of an internal error (also "
+                        "PIPEGOSSIP_DEBUG=1)")
+    top = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                help=argparse.SUPPRESS, prog="pipegossip")
+    top.required = True
+    groups = {}
+    for group, what in GROUPS.items():
+        g = top.add_parser(group, description=f"{what[0].upper()}{what[1:]}.",
+                           epilog=f"Run 'pipegossip {group} COMMAND --help' for a command's "
+                           "options.")
+        groups[group] = g.add_subparsers(dest=f"{group}_command", metavar="COMMAND",
+                                         parser_class=_Parser)
+        groups[group].required = True
+    router = _Router(top, groups)
+    for name in _modules_for(argv):
+        importlib.import_module(name).register(router)
     return parser
 
 
 def _command_name(argv: list[str]) -> str:
-    """``pipegossip COMMAND`` for error lines, from the first non-option word."""
-    for word in argv:
-        if not word.startswith("-"):
-            return f"pipegossip {word}"
-    return "pipegossip"
+    """``pipegossip hw verilog`` for error lines: the command as typed (:func:`command_path`)."""
+    return command_path(argv)
+
+
+def _unknown_command(argv: list[str]) -> str | None:
+    """The one line for a first word that names no command (argparse would list only
+    the groups it has loaded)."""
+    words = [w for w in argv if not w.startswith("-")]
+    if not words or words[0] in GROUPS or words[0] in COMMANDS:
+        return None
+    return (f"unknown command {words[0]!r} (expected {START_HERE} or a group: "
+            f"{', '.join(GROUPS)}; see pipegossip --help)")
 
 
 #: Set once SIGTERM arrived: a tool killed by the same signal (the process
@@ -211,13 +307,14 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in argv or os.environ.get("PIPEGOSSIP_DEBUG") == "1"
     argv = [a for a in argv if a != "--debug"]
     where = _command_name(argv)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminate)
-        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler,
-                                               _stopped_while_starting):
-            signal.signal(signal.SIGINT, _interrupt)
-        if sys.unraisablehook is sys.__unraisablehook__:  # (a test runner keeps its own)
-            sys.unraisablehook = _unraisable
+    argv, old = respell(argv)
+    if old is not None and os.environ.get(QUIET_NOTES) != "quiet":
+        print(notice(old, argv), file=sys.stderr, flush=True)
+    if signal.getsignal(signal.SIGINT) is not _stopped_while_starting:
+        _install_handlers()
+    # else: started as the command, whose modules (NumPy, Amaranth) are imported
+    # while parsing: a signal then still ends it at once, quietly (_run installs
+    # the handlers after parsing).
     warnings.showwarning = _warning_printer(where)
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         return EXIT_OUTPUT
@@ -230,10 +327,25 @@ def main(argv: list[str] | None = None) -> int:
         _finished.set()
 
 
+def _install_handlers() -> None:
+    """SIGINT and SIGTERM unwind the command (exit 130 / 143), from the main thread."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler,
+                                               _stopped_while_starting):
+            signal.signal(signal.SIGINT, _interrupt)
+        if sys.unraisablehook is sys.__unraisablehook__:  # (a test runner keeps its own)
+            sys.unraisablehook = _unraisable
+
+
 def _run(argv: list[str], where: str, debug: bool) -> int:
     try:
         _writable_tool_cache()
-        args = build_parser().parse_args(argv)
+        unknown = _unknown_command(argv)
+        if unknown:
+            raise UsageError(unknown)
+        args = build_parser(argv).parse_args(argv)
+        _install_handlers()
         _refuse_empty_paths(args)
         status = int(args.func(args) or 0)
         if _terminated.is_set():  # a tool killed by the same SIGTERM failed first
@@ -244,22 +356,23 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
             return EXIT_INTERRUPTED
         sys.stdout.flush()
         return status
-    except UsageError as e:
-        # argparse's top parser names itself ("pipegossip: unrecognized
-        # arguments"): the line already says which command.
-        text = str(e).removeprefix(where + ": ").removeprefix("pipegossip: ")
-        print(f"{where}: error: {text}", file=sys.stderr)
-        return EXIT_USAGE
-    except (ConfigError, FormatError, OutputError) as e:
-        print(f"{where}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except DeadlockError as e:
-        print(f"{where}: {e}", file=sys.stderr)
-        return EXIT_VERDICT
+    except SystemExit:  # --help, --version (the clauses below would import the model)
+        raise
     except KeyboardInterrupt:
         _stopping()
         print(f"{where}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except UsageError as e:
+        # One prefix: a message that names its command again loses that name.
+        text = _PREFIXED.sub("", str(e), count=1)
+        print(f"{where}: error: {text}", file=sys.stderr)
+        return EXIT_USAGE
+    except _user_errors() as e:
+        print(f"{where}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except _deadlock() as e:
+        print(f"{where}: {e}", file=sys.stderr)
+        return EXIT_VERDICT
     except (BrokenPipeError, ValueError) as e:
         if isinstance(e, BrokenPipeError) or _stdout_closed():
             return _quiet_stdout_failure()
@@ -281,6 +394,25 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
             return EXIT_INTERRUPTED
         return _internal(where, e, debug)
 
+
+def _user_errors() -> tuple:
+    """The errors a user can fix (exit 2); imported when one is raised, so that
+    ``pipegossip --help`` does not load the model (and NumPy) first."""
+    from .model.errors import ConfigError, FormatError
+    return (ConfigError, FormatError, OutputError)
+
+
+def _deadlock() -> type:
+    from .model.errors import DeadlockError
+    return DeadlockError
+
+
+#: ``pipegossip hw verilog: `` or ``schedule run: `` (a command's name) at the start of a message.
+_NAMES = sorted({*COMMANDS, *SCHEDULE_ALGORITHMS, *GROUPS,
+                 *(w for spelling, _ in COMMANDS.values() for w in spelling.split()[1:2])},
+                key=len, reverse=True)
+_PREFIXED = re.compile(r"^(?:pipegossip(?: [a-z0-9-]+)*|(?:%s)(?: (?:%s))?): (?=\S)"
+                       % ("|".join(map(re.escape, _NAMES)), "|".join(map(re.escape, _NAMES))))
 
 #: Path options of any command: an empty value is a quoting slip (``-o "$OUT"`` with
 #: OUT unset), not the current folder or standard output.

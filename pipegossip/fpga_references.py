@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "fpga-references", help="rebuild the docs' FPGA figures from docs/results and check "
         "them for drift",
-        description="Each docs/results/*.json holds one design's pipegossip fpga command, its "
+        description="Each docs/results/*.json holds one design's pipegossip hw fpga command, its "
         "reports per nextpnr seed, the tool versions and the date, and the docs' phrases that "
         "quote it. --check rebuilds the small ones (N <= 8, iCE40, first seed): logic cells "
         f"must be equal under the recorded tool versions, Fmax within the seeds' spread "
@@ -114,14 +114,15 @@ def drift(result: dict, report: dict, versions: dict) -> list[str]:
 
 
 def _build(argv: list[str], seed: int, progress) -> dict:
-    """Run ``pipegossip fpga ARGV --pnr-seed SEED`` into a temporary folder; its report."""
+    """Run ``pipegossip hw fpga ARGV --pnr-seed SEED`` into a temporary folder; its report."""
     from .cli import build_parser
     from .fpga_cli import _prepare_job
     from .hw.fpga.flow import run_flow
     # File arguments (--schedule examples/...) are relative to the repository.
     root = RESULTS.parents[1]
     argv = [str(root / a) if "/" in a and (root / a).is_file() else a for a in argv]
-    args = build_parser().parse_args(["fpga", *argv, "--pnr-seed", str(seed), "-o", "unused"])
+    words = ["hw", "fpga", *argv, "--pnr-seed", str(seed), "-o", "unused"]
+    args = build_parser(words).parse_args(words)
     job, _ = _prepare_job(args)
     with tempfile.TemporaryDirectory(prefix="pipegossip-fpga-ref-") as tmp:
         report = run_flow(job, Path(tmp) / "build", progress)

@@ -199,7 +199,7 @@ def cmd_plot_scaling(args: argparse.Namespace) -> int:
         raise ConfigError(f"--max-n must be at least 2, got {args.max_n}")
     if args.max_n > MAX_SCALING_N:
         raise ConfigError(f"--max-n {args.max_n} is over {MAX_SCALING_N}: this plot runs every N "
-                          "from 2 up; for large N use 'pipegossip conjecture21 --max-n N'")
+                          "from 2 up; for large N use 'pipegossip paper conjecture21 --max-n N'")
     points = family_sweep(range(2, args.max_n + 1), families, seeds=range(args.seeds),
                           progress=lambda what: print(f"plot scaling: {what}", file=sys.stderr))
     save_figure(scaling_figure(points, title=f"N = 2..{args.max_n}, random over "
@@ -217,7 +217,7 @@ def cmd_table8(args: argparse.Namespace) -> int:
         raise ConfigError(f"--max-n must be at least 2, got {args.max_n}")
     if args.max_n > TABLE8_N[-1]:
         raise ConfigError(f"the paper's Table 8 ends at N={TABLE8_N[-1]}; for larger N use "
-                          f"'pipegossip conjecture21 --max-n {args.max_n}'")
+                          f"'pipegossip paper conjecture21 --max-n {args.max_n}'")
     run = run_sweep("table8", model_jobs(ns), SweepOptions.from_args(args))
     rows = []
     for o in sorted((o for o in run.outcomes if o.result is not None),

@@ -271,7 +271,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "beside the paper's LB, UB, HR; table4: broadcast from node 0; table1: the large "
         "graphs, one process per row with its time and peak memory (minutes each); table3: "
         "linear cost, R and S per tau; optimum: the certified fewest gossip rounds "
-        "(pipegossip optimum; F1, or each of --models) of every family at its two smallest "
+        "(pipegossip schedule optimum; F1, or each of --models) of every family at its two smallest "
         "sizes, beside the matching portfolio's, the colouring search's and their best R "
         "(* marks an optimal one; under H1/Hstar each F1 round split in two). "
         "Every schedule is validated.")

@@ -11,8 +11,7 @@ from .cli import UsageError
 from .collective_cli import COLLECTIVE_ALGORITHMS, collective_schedule
 from .files import atomic_write
 from .literature_cli import LITERATURE_ALGORITHMS, literature_schedule
-from .network_cli import (NETWORK_ALGORITHMS, NETWORK_OPTIONS, add_network_arguments,
-                          network_schedule)
+from .network_cli import NETWORK_ALGORITHMS, network_schedule
 from .limits import check_schedule_memory, gossip_items
 from .model.errors import ConfigError
 from .model.schedules.bounds import bounds_for
@@ -31,39 +30,160 @@ _RUN_ONLY = {"order": None, "seed": None, "receive": "ordered", "substitute": Fa
              "sessions": 1, "channels": None}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "schedule", help="write a communication schedule (pipegossip-schedule/1 JSON)",
-        description="Generate a schedule and write it as JSON (gzip when FILE ends in .gz). "
-        "'run' compiles a pipelined-gossiping run (all options of 'pipegossip run'); the "
-        "others are the optimal generators: one-factor (H1, p=1), cyclic-shift (port, p=1), "
-        "recursive-doubling (telephone F1, unlimited p), min-calls (F1, 2n-4 calls); reduce "
-        "(--root) and allreduce write one combined word per message, all-port writes Fstar "
-        "p=1 gossip, each on --topology with --n/--k/--a/--b.")
-    p.add_argument("algorithm", choices=ALGORITHMS, metavar="ALGORITHM",
-                   help=" | ".join(ALGORITHMS))
-    add_config_arguments(p)
-    for action in p._actions:  # --n and --order are optional here (hypercube gives n)
-        if action.dest in ("n", "order"):
-            action.required = False
-        if action.dest == "order":
-            action.help += "; 'schedule run' only, default pipelined"
-        if action.dest == "n":
-            action.help += "; every algorithm but hypercube recursive-doubling (--k)"
-    g = p.add_argument_group("generators")
-    g.add_argument("--topology", default="complete", metavar="NAME",
-                   help="complete (default) or, for recursive-doubling, hypercube; reduce, "
-                   "allreduce, all-port: any topology but explicit")
-    g.add_argument("--k", type=positive_int, help="hypercube dimension (n = 2^k)")
-    g.add_argument("--p", type=positive_int, default=None,
-                   help="declare a packet limit; refused if the schedule breaks it")
-    g.add_argument("--root", type=decimal, default=None,
-                   help="root node: reduce; matching --primitive broadcast; polling "
-                   "schedules poll from node 0")
-    add_network_arguments(p)
-    p.add_argument("-o", "--output", default="-", metavar="FILE",
-                   help="FILE.json or FILE.json.gz; '-' (default) is stdout")
-    p.set_defaults(func=cmd_schedule)
+#: One line per generator: ``pipegossip schedule ALGORITHM --help`` and the group's listing.
+ALGORITHM_HELP = {
+    "run": "compile a pipelined-gossiping run (the options of 'pipegossip model run')",
+    "one-factor": "optimal H1 gossip on the complete graph, p = 1",
+    "cyclic-shift": "optimal port-model gossip on the complete graph, p = 1",
+    "recursive-doubling": "telephone F1 gossip on the complete graph or the hypercube, "
+                          "unlimited p",
+    "min-calls": "F1 gossip in the fewest calls, 2n-4",
+    "path-gossip": "H* gossip on a path, packet size p",
+    "cycle-gossip": "H* gossip on a cycle, packet size p",
+    "polling-complete": "H1 polling of K_{2^k} from node 0 in 2k rounds",
+    "polling-hypercube": "H1 polling of the hypercube Q_k from node 0 in 2k rounds",
+    "polling-general": "H1 polling of K_n from node 0",
+    "short-messages": "F1 gossip by calls of at most p blocks",
+    "matching": "gossip or broadcast on any topology by the matching heuristic "
+                "(Beier and Sibeyn)",
+    "coloring": "gossip on any topology by expanding a colour string",
+    "best": "the best of the matching settings, colouring and constructions within a budget",
+    "reduce": "one combined word per message up a tree to --root",
+    "allreduce": "every node ends with the combination of all words",
+    "all-port": "Fstar gossip, p = 1, every link of a node at once",
+}
+
+_SIZES = ("topology", "n", "k", "a", "b")
+#: The options of each generator, named as in :data:`_OPTIONS` ("config": those of
+#: ``model run``). An option of another generator is refused by argparse.
+ALGORITHM_OPTIONS = {
+    "run": ("config", "p"),
+    "one-factor": ("n", "p"), "cyclic-shift": ("n", "p"), "min-calls": ("n", "p"),
+    "recursive-doubling": ("topology", "n", "k", "p"),
+    "path-gossip": ("n", "p"), "cycle-gossip": ("n", "p"), "short-messages": ("n", "p"),
+    "polling-complete": ("k", "root"), "polling-hypercube": ("k", "root"),
+    "polling-general": ("n", "root"),
+    "matching": (*_SIZES, "primitive", "root", "tau", "lookahead", "weights", "dist_exp",
+                 "matcher", "num_exp", "tries", "candidates", "seed"),
+    "coloring": (*_SIZES, "colors"),
+    "best": (*_SIZES, "primitive", "root", "tau", "matcher", "budget", "seed"),
+    "reduce": (*_SIZES, "root", "p"),
+    "allreduce": (*_SIZES, "p"), "all-port": (*_SIZES, "p"),
+}
+assert set(ALGORITHM_OPTIONS) == set(ALGORITHMS) == set(ALGORITHM_HELP)
+
+_TOPOLOGY_HELP = {"recursive-doubling": "complete (default) or hypercube (with --k)"}
+_P_HELP = {"path-gossip": "packet size: items per message; default 1",
+           "cycle-gossip": "packet size: items per message; default 1",
+           "short-messages": "blocks per message (required)"}
+_ROOT_HELP = {"polling-complete": "the polling node: 0 (fixed)",
+              "polling-hypercube": "the polling node: 0 (fixed)",
+              "polling-general": "the polling node: 0 (fixed)",
+              "reduce": "the node that ends with the combined word (required)"}
+_N_HELP = {"recursive-doubling": "nodes (a power of two on the hypercube, or give --k)"}
+
+
+def _options():
+    """``name -> (flags, argparse keywords)`` of every generator option."""
+    from .network_cli import _BUDGET, _CANDIDATES, _LOOKAHEAD, _TRIES
+    from .options import finite_float
+    return {
+        "topology": (("--topology",), dict(default="complete", metavar="NAME",
+                                          help="the graph (see docs/schedules.md for the "
+                                          "names and their sizes); any but explicit")),
+        "n": (("--n",), dict(type=decimal, default=None, metavar="N", help="nodes")),
+        "k": (("--k",), dict(type=positive_int, default=None,
+                            help="hypercube or polling dimension (n = 2^k); the k of star, "
+                            "pancake, ccc, butterfly, shuffle_exchange, debruijn")),
+        "a": (("--a",), dict(type=decimal, default=None, help="mesh/torus rows")),
+        "b": (("--b",), dict(type=decimal, default=None, help="mesh/torus columns")),
+        "p": (("--p",), dict(type=positive_int, default=None,
+                            help="declare a packet limit; refused if the schedule breaks it")),
+        "root": (("--root",), dict(type=decimal, default=None,
+                                  help="root node of --primitive broadcast")),
+        "primitive": (("--primitive",), dict(choices=("gossip", "broadcast"), default="gossip")),
+        "tau": (("--tau",), dict(type=finite_float, default=None,
+                                help="linear-cost model with this tau (default: unit cost)")),
+        "colors": (("--colors",), dict(default=None, metavar="STRING",
+                                      help="expand this colour string (default: search for "
+                                      "one)")),
+        "lookahead": (("--lookahead",), dict(type=_LOOKAHEAD, default=0, metavar="L",
+                                            help="rounds of look-ahead (default 0)")),
+        "weights": (("--weights",), dict(choices=("bfs", "potential"), default="bfs",
+                                        help="edge weights (default bfs)")),
+        "dist_exp": (("--dist-exp",), dict(type=finite_float, default=4.0,
+                                          help="Dist_Exp, default 4")),
+        "matcher": (("--matcher",), dict(choices=("auto", "exact", "greedy", "networkx"),
+                                        default="auto",
+                                        help="auto (exact up to 2500 edges), exact (compiled "
+                                        "blossom, rustworkx), greedy, or networkx (the "
+                                        "pure-Python reference blossom)")),
+        "num_exp": (("--num-exp",), dict(type=finite_float, default=None,
+                                        help="the paper's Num_Exp, an even split over bce_v "
+                                        "(default: split by shortest paths)")),
+        "tries": (("--tries",), dict(type=_TRIES, default=1,
+                                    help="best of this many tie orders (natural, then random "
+                                    "from --seed); default 1")),
+        "candidates": (("--candidates",), dict(type=_CANDIDATES, default=4,
+                                              help="matchings compared per round with "
+                                              "--lookahead; default 4")),
+        "budget": (("--budget",), dict(type=_BUDGET, default=60.0, metavar="SECONDS",
+                                      help="seconds for the portfolio after its first "
+                                      "candidates (default 60)")),
+        "seed": (("--seed",), dict(type=decimal, default=None,
+                                  help="seed of the random tie orders (default 0)")),
+    }
+
+
+#: ``schedule run``'s configuration options and their values when not given.
+_CONFIG_DEFAULTS = {"n": None, "order": None, "seed": None, "receive": "ordered",
+                    "substitute": False, "sessions": 1, "channels": None}
+
+
+def _takes(algorithm: str, key: str) -> bool:
+    own = ALGORITHM_OPTIONS[algorithm]
+    return key in own or ("config" in own and key in _CONFIG_DEFAULTS)
+
+
+def register(sub) -> None:
+    """Add ``schedule ALGORITHM`` (one sub-command per generator, with only its
+    options) and ``schedule check|plot|table|bench``."""
+    options = _options()
+    unset = {**_CONFIG_DEFAULTS, **{k: kw["default"] for k, (_, kw) in options.items()}}
+    group = sub.group("schedule")
+    for name in ALGORITHMS:
+        own = ALGORITHM_OPTIONS[name]
+        # No abbreviations: '--p' must not be read as another generator's --primitive.
+        p = group.add_parser(name, help=ALGORITHM_HELP[name], allow_abbrev=False,
+                             description=f"{ALGORITHM_HELP[name][0].upper()}"
+                             f"{ALGORITHM_HELP[name][1:]}; written as pipegossip-schedule/1 "
+                             "JSON (gzip when FILE ends in .gz).")
+        if "config" in own:
+            add_config_arguments(p, required=False)
+            for action in p._actions:
+                if action.dest == "order":
+                    action.help += "; default pipelined"
+        g = p.add_argument_group("options of " + name)
+        for key in own:
+            if key == "config":
+                continue
+            names, kw = options[key]
+            kw = dict(kw)
+            extra = {"topology": _TOPOLOGY_HELP, "p": _P_HELP, "root": _ROOT_HELP,
+                     "n": _N_HELP}.get(key, {})
+            if name in extra:
+                kw["help"] = extra[name]
+            g.add_argument(*names, **kw)
+        p.add_argument("-o", "--output", default="-", metavar="FILE",
+                       help="FILE.json or FILE.json.gz; '-' (default) is stdout")
+        taken = {k for k in own if k != "config"} | (set(_CONFIG_DEFAULTS) if "config" in own
+                                                     else set())
+        p.set_defaults(func=cmd_schedule, algorithm=name,
+                       **{k: v for k, v in unset.items() if k not in taken})
+        # argparse's "unrecognized arguments" then says whose option it is
+        p.other_options = {"--" + k.replace("_", "-"): [a for a in ALGORITHMS if _takes(a, k)]
+                           for k in unset if k not in taken}
+
 
     p = sub.add_parser("check", help="validate a schedule file and print its metrics",
                        description="Exit 0: valid (metrics printed); 1: rules are broken (one "
@@ -174,17 +294,10 @@ def _generate(args: argparse.Namespace) -> Schedule:
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:
-    # (reduce, allreduce and all-port refuse the options foreign to them themselves)
-    if args.algorithm not in NETWORK_ALGORITHMS + COLLECTIVE_ALGORITHMS:
-        refuse_given(args, NETWORK_OPTIONS, "only to 'schedule matching' and 'schedule coloring'")
-    if args.root is not None and args.algorithm.startswith("polling-"):
-        if args.root != 0:
-            raise UsageError(f"--root {args.root}: {args.algorithm} polls from node 0 "
-                             "(its root is fixed)")
-    elif args.root is not None and args.algorithm not in NETWORK_ALGORITHMS + COLLECTIVE_ALGORITHMS:
-        raise UsageError(f"--root applies only to reduce, to polling schedules and to matching "
-                         f"with --primitive broadcast; {args.algorithm} writes a gossip schedule, "
-                         "which has no root")
+    # (each generator's parser has only its own options: ALGORITHM_OPTIONS)
+    if args.root is not None and args.algorithm.startswith("polling-") and args.root != 0:
+        raise UsageError(f"--root {args.root}: {args.algorithm} polls from node 0 "
+                         "(its root is fixed)")
     s = _generate(args)
     if args.p is not None:
         s.p = args.p  # the validator decides whether the schedule keeps it

@@ -1,65 +1,22 @@
-"""Sub-commands of the schedule fabric: ``verilog-schedule`` and ``cosim-schedule``.
+"""The schedule fabric's work behind ``hw verilog --fabric schedule`` and
+``sim cosim --schedule``: :func:`write_verilog` and :func:`cosim_files`.
 
-The work is done by :func:`write_verilog` and :func:`cosim_files`, so that
-``verilog --fabric schedule`` and ``cosim --schedule`` can call them as they are.
+(The old spellings ``verilog-schedule`` and ``cosim-schedule`` are respelled
+to those two before parsing: :mod:`pipegossip.spellings`.)
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 
 from .files import atomic_write
 from .limits import check_budget, schedule_bytes, verilator_bytes
 from .model.errors import ConfigError
-from .options import (decimal, nonnegative_int, positive_int, progress_printer, refuse_given,
-                      word_width)
+from .options import positive_int
 
-__all__ = ["register", "SIZE_OPTIONS", "add_size_arguments", "check_fabric_size",
+__all__ = ["SIZE_OPTIONS", "add_size_arguments", "check_fabric_size",
            "write_verilog", "cosim_files", "cosim_text", "cosim_report_json"]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "verilog-schedule", help="write the Verilog of the schedule-driven fabric",
-        description="One fabric per (N, width, depth) runs any schedule loaded at run time "
-        "(docs/schedule-fabric.md).")
-    p.add_argument("--n", type=positive_int, required=True, help="nodes (>= 2)")
-    p.add_argument("--width", type=word_width, default=8, help="word width; default 8")
-    p.add_argument("--depth", type=positive_int, default=64,
-                   help="program entries per node (the longest program); default 64")
-    p.add_argument("--slots", type=positive_int, default=None,
-                   help="store words per node; default N (one item per node)")
-    p.add_argument("-o", "--output", default="-", metavar="FILE", help="default stdout")
-    p.set_defaults(func=cmd_verilog)
-
-    p = sub.add_parser(
-        "cosim-schedule", help="run schedule files on the schedule fabric (Verilator) and judge",
-        description="Compiles every schedule to per-node programs, builds the fabric once per "
-        "size (N, width, depth), loads and runs each schedule on that build and judges the "
-        "trace, final stores and reductions. Exit 0: all match; 1: a mismatch; 2: bad input.")
-    p.add_argument("files", nargs="+", metavar="FILE.json")
-    p.add_argument("--width", type=word_width, default=8, help="word width; default 8")
-    p.add_argument("--depth", type=positive_int, default=None,
-                   help="program depth of the build; default the longest program of each N "
-                   "rounded up to a power of two")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="word seed; default 0")
-    p.add_argument("--simulator", choices=("verilator", "amaranth"), default="verilator")
-    p.add_argument("--stream", type=positive_int, default=None, metavar="G",
-                   help="run each schedule (a gossip of one item per node) as G gossips back "
-                   "to back, loading later gossips' words while the fabric runs; prints port "
-                   "utilisation and all-to-alls per 1000 cycles")
-    p.add_argument("--banks", type=positive_int, default=None,
-                   help="with --stream: gossips' worth of store slots (slots = banks x N); "
-                   "default 2")
-    p.add_argument("--via", choices=("item", "load"), default=None,
-                   help="with --stream: load through each node's item port (default) or the "
-                   "shared load port")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    p.set_defaults(func=cmd_cosim)
 
 
 #: The schedule fabric's size options of commands that build either fabric
@@ -105,11 +62,6 @@ def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)
-
-
-def cmd_verilog(args: argparse.Namespace) -> int:
-    write_verilog(args.output, args.n, args.width, args.depth, args.slots)
-    return 0
 
 
 def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
@@ -213,18 +165,3 @@ def cosim_report_json(report) -> dict:
     return dict(match=report.match, builds=len(report.builds),
                 builds_compiled=report.builds_made,
                 results=[schedule_verdict_json(r.verdict) for r in report.results])
-
-
-def cmd_cosim(args: argparse.Namespace) -> int:
-    if args.stream is None:
-        refuse_given(args, [("--banks", "banks", None), ("--via", "via", None)],
-                     "only with --stream G")
-    report = cosim_files(args.files, width=args.width, depth=args.depth, seed=args.seed,
-                         simulator=args.simulator,
-                         progress=progress_printer("pipegossip cosim-schedule", args.quiet),
-                         stream=args.stream, banks=args.banks or 2, via=args.via or "item")
-    if args.format == "json":
-        sys.stdout.write(json.dumps(cosim_report_json(report)) + "\n")
-    else:
-        sys.stdout.write(cosim_text(report))
-    return 0 if report.match else 1

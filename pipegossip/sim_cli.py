@@ -57,9 +57,23 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "match, 1 on a mismatch, 2 on bad input, 3 if the simulator failed.")
     add_config_arguments(p, required=False)
     _add_sim_arguments(p)
+    for action in p._actions:  # the schedule fabric also runs on Amaranth's simulator
+        if action.dest == "simulator":
+            action.choices = (*SIMULATORS, "amaranth")
+            action.help += "; amaranth: Amaranth's simulator, --schedule only"
     p.add_argument("--schedule", nargs="+", action="extend", metavar="FILE.json",
-                   help="co-simulate these schedule files on the schedule fabric (same as "
-                   "cosim-schedule): --order and the other configuration options do not apply")
+                   help="co-simulate these schedule files on the schedule fabric: --order "
+                   "and the other configuration options do not apply")
+    p.add_argument("--stream", type=positive_int, default=None, metavar="G",
+                   help="--schedule: run each schedule (a gossip of one item per node) as G "
+                   "gossips back to back, loading later gossips' words while the fabric "
+                   "runs; prints port utilisation and all-to-alls per 1000 cycles")
+    p.add_argument("--banks", type=positive_int, default=None,
+                   help="with --stream: gossips' worth of store slots (slots = banks x N); "
+                   "default 2")
+    p.add_argument("--via", choices=("item", "load"), default=None,
+                   help="with --stream: load through each node's item port (default) or the "
+                   "shared load port")
     p.add_argument("--depth", type=positive_int, default=None, metavar="D",
                    help="--schedule: program depth of the build; default the longest "
                    "program of each N rounded up to a power of two")
@@ -219,7 +233,7 @@ def _text_summary(result: CosimResult) -> str:
     if result.reference is not None:
         lines.append(f"paper reference {result.reference.name}: the dump read back "
                      + ("equals it" if result.reference_match else "DIFFERS from it "
-                        f"(pipegossip diff {result.reference} {result.waveform})"))
+                        f"(pipegossip waves diff {result.reference} {result.waveform})"))
     lines.append("MATCH" if result.match else "MISMATCH")
     return "\n".join(lines) + "\n"
 
@@ -233,11 +247,15 @@ def _cosim_schedule(args: argparse.Namespace) -> int:
                  "only to the FSM fabric, not with --schedule (a schedule file gives its "
                  "own N)")
     if args.simulator == "icarus":
-        raise UsageError("--schedule runs on Verilator (cosim-schedule --simulator amaranth "
-                         "for Amaranth's simulator); --simulator icarus is not supported")
+        raise UsageError("--schedule runs on Verilator (or --simulator amaranth for "
+                         "Amaranth's simulator); --simulator icarus is not supported")
+    if args.stream is None:
+        refuse_given(args, [("--banks", "banks", None), ("--via", "via", None)],
+                     "only with --stream G")
     report = cosim_files(args.schedule, width=args.width, depth=args.depth,
                          seed=args.word_seed, simulator=args.simulator,
-                         progress=progress_printer("cosim", args.quiet))
+                         progress=progress_printer("cosim", args.quiet),
+                         stream=args.stream, banks=args.banks or 2, via=args.via or "item")
     if args.format == "json":
         sys.stdout.write(json.dumps(cosim_report_json(report)) + "\n")
     else:
@@ -265,9 +283,18 @@ def _cosim_network(args: argparse.Namespace) -> int:
     return print_report(report, args.format)
 
 
+#: Options of ``cosim --schedule`` alone (the FSM fabric's cosim refuses them).
+_SCHEDULE_ONLY = (("--stream", "stream", None), ("--banks", "banks", None),
+                  ("--via", "via", None))
+
+
 def cmd_cosim(args: argparse.Namespace) -> int:
     from .cli import UsageError
 
+    if args.fabric == "network" or not args.schedule:
+        refuse_given(args, _SCHEDULE_ONLY, "only to --schedule on the schedule fabric")
+        if args.simulator == "amaranth":
+            raise UsageError("--simulator amaranth runs only --schedule on the schedule fabric")
     if args.fabric == "network":
         return _cosim_network(args)
     refuse_given(args, (("--op", "op", None), ("--fault", "fault", None)),

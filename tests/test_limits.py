@@ -293,6 +293,6 @@ def test_conjecture21_default_fits_half_of_23_gib(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep_cli, "run_sweep", started)
     with pytest.raises(Started):
         sweep_cli.cmd_conjecture21(cli.build_parser().parse_args(
-            ["conjecture21", "--workers", "2"]))
+            ["paper", "conjecture21", "--workers", "2"]))
     err = refused(["conjecture21", "--max-n", "24576", "--workers", "2"])
     assert "conjecture21 up to N=24,576 (2 worker(s) at once) needs about" in err

@@ -89,11 +89,13 @@ def test_no_traceback_binary_subprocess(tmp_path):
 
 @pytest.mark.parametrize("argv,text", [
     (["schedule", "one-factor"], "--n is required"),
-    (["schedule", "one-factor", "--n", "4", "--order", "identity"], "--order applies only"),
-    (["schedule", "cyclic-shift", "--n", "4", "--topology", "hypercube"], "complete graph only"),
+    (["schedule", "one-factor", "--n", "4", "--order", "identity"],
+     "--order does not apply to 'schedule one-factor' (an option of run)"),
+    (["schedule", "cyclic-shift", "--n", "4", "--topology", "hypercube"],
+     "--topology does not apply to 'schedule cyclic-shift'"),
     (["schedule", "recursive-doubling", "--n", "6", "--topology", "hypercube"], "2^k"),
     (["schedule", "min-calls", "--n", "8", "--p", "1"], "breaks it"),
-    (["schedule", "one-factor", "--n", "4", "--root", "0"], "no root"),
+    (["schedule", "one-factor", "--n", "4", "--root", "0"], "--root does not apply"),
     (["schedule", "run", "--n", "1"], "N"),
     (["schedule", "one-factor", "--n", "4", "-o", "/dev/null/x.json"], "not a folder"),
     (["schedule-table", "--min-n", "40", "--max-n", "50"], "no power of two"),
