@@ -123,7 +123,7 @@ def test_check_says_which_fabric_cannot_run_a_schedule(tmp_path, capsys):
     assert main(["check", str(f), "--format", "json"]) == 0
     fabrics = json.loads(capsys.readouterr().out)["fabrics"]
     assert "only the whole accumulator" in fabrics["schedule"]["refused"]
-    assert fabrics["network"] == {"depth": 3, "slots": 6}
+    assert fabrics["network"] == {"depth": 3, "slots": 6, "bank_depth": 3}
     # the tree allreduce's down messages recombine words: refused by both
     assert main(["schedule", "allreduce", "--topology", "shuffle_exchange", "--k", "3", "-o",
                  str(f)]) == 0
