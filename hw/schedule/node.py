@@ -123,16 +123,18 @@ class ScheduleNode(wiring.Component):
         m.d.comb += [pwr.en.eq(self.prog_we), pwr.addr.eq(self.prog_addr),
                      pwr.data.eq(self.prog_data), prd.addr.eq(self.fetch_addr)]
 
-        store = m.submodules.store = Memory(shape=self._width, depth=slots, init=[])
-        swr = store.write_port()  # receptions (exchange stage)
-        lwr = store.write_port()  # item writes (loads), idle or running
-        srd = store.read_port(transparent_for=(swr, lwr))
+        # The store is flip-flops (two write ports and a transparent read do not
+        # map to block RAM), written out here so that the item write can be
+        # registered: see the receive-wins rule below. Reset-less, as a memory
+        # is: the store survives a reset, and so does a write taken at its edge.
+        words = [Signal(self._width, name=f"store{k}", reset_less=True) for k in range(slots)]
 
         # read stage
         r_valid = Signal()
         m.d.sync += r_valid.eq(self.fetch_en)
         entry = prd.data
-        m.d.comb += srd.addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
+        x_addr = Signal(sw, reset_less=True)  # the store's read address, registered (a synchronous read)
+        m.d.sync += x_addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
 
         # exchange stage registers
         x_send = Signal()
@@ -143,6 +145,7 @@ class ScheduleNode(wiring.Component):
         x_rslot = Signal(sw)
         x_src = Signal(pw)
         onehot = Signal(n)
+        x_recv_oh = Signal(slots)  # the receive slot, one-hot: the store's enables are flip-flops
         recv = r_valid & self._field(entry, "recv")
         comb = r_valid & self._field(entry, "combine")
         source = self._field(entry, "source")
@@ -154,15 +157,41 @@ class ScheduleNode(wiring.Component):
             x_comb.eq(comb),
             x_slot.eq(self._field(entry, "send_slot")),
             x_rslot.eq(self._field(entry, "recv_slot")),
+            x_recv_oh.eq(Mux(recv, one_hot(m, self._field(entry, "recv_slot"), slots,
+                                           "recv_onehot"), 0)),
             x_src.eq(source),
             # decoded here, a cycle early, so the crossbar sees flip-flops
             onehot.eq(Mux(recv | comb, one_hot(m, source, n), 0)),
         ]
+        # The item write is registered (``pend``) and written into the store
+        # one edge later; a read addressed in the cycle it was taken reads it
+        # from the register. Contract unchanged (seen by a read addressed in
+        # the same cycle), but the item port now ends at flip-flops: it used
+        # to reach every store word's enable through the receive-wins compare
+        # (the fabric's critical path on iCE40, docs/fpga.md). Same slot at
+        # the same edge: the receive wins, so the item write is never pended.
+        item_oh = Mux(self.item_we, one_hot(m, self.item_slot, slots, "item_onehot"), 0)
+        landed = Signal(slots)  # the item writes of this edge that the receive does not beat
+        m.d.comb += landed.eq(item_oh & ~x_recv_oh)
+        pend = Signal(slots, reset_less=True)
+        pend_data = Signal(self._width, reset_less=True)
+        m.d.sync += [pend.eq(landed), pend_data.eq(self.item_data)]
+        for k, word in enumerate(words):
+            # a receive wins over a pending item write: it came later
+            with m.If(x_recv_oh[k]):
+                m.d.sync += word.eq(self.in_word)
+            with m.Elif(pend[k]):
+                m.d.sync += word.eq(pend_data)
+        pended = select_by(m, x_addr, [pend[k] for k in range(slots)], 1, "pended")
+        stored = select_by(m, x_addr, words, self._width, "stored")
+        rdata = Signal(self._width)
+        m.d.comb += rdata.eq(Mux(pended, pend_data, stored))
+
         acc = Signal(self._width)
         m.d.comb += [
             self.select.eq(onehot),
-            self.out_word.eq(Mux(x_sacc, acc, srd.data)),
-            self.rd_word.eq(srd.data),
+            self.out_word.eq(Mux(x_sacc, acc, rdata)),
+            self.rd_word.eq(rdata),
             self.send_valid.eq(x_send),
             self.send_slot.eq(x_slot),
             self.send_acc.eq(x_sacc),
@@ -171,30 +200,17 @@ class ScheduleNode(wiring.Component):
             self.recv_slot.eq(x_rslot),
             self.recv_comb.eq(x_comb),
         ]
-
-        # Two store write ports: receptions, and item writes at any time.
-        # Same slot at the same edge: the receive wins (the item write is dropped).
-        clash = x_recv & self.item_we & (x_rslot == self.item_slot)
-        m.d.comb += [
-            swr.en.eq(x_recv), swr.addr.eq(x_rslot), swr.data.eq(self.in_word),
-            lwr.en.eq(self.item_we & ~clash), lwr.addr.eq(self.item_slot),
-            lwr.data.eq(self.item_data),
-        ]
         held = Signal(slots)
         rd_held = Signal()
         m.d.comb += [self.acc.eq(acc), self.rd_held.eq(rd_held)]
         m.d.sync += rd_held.eq(select_by(m, self.rd_slot, [held[k] for k in range(slots)], 1))
-        got_r = Signal(slots)
-        got_l = Signal(slots)
-        m.d.comb += [got_r.eq(Mux(swr.en, one_hot(m, swr.addr, slots, "recv_onehot"), 0)),
-                     got_l.eq(Mux(lwr.en, one_hot(m, lwr.addr, slots, "item_onehot"), 0))]
         with m.If(self.clear):
             # the header clears; an item write at the same edge still lands
-            m.d.sync += [held.eq(got_l), acc.eq(0)]
+            m.d.sync += [held.eq(landed), acc.eq(0)]
         with m.Elif(self.acc_we):
-            m.d.sync += [held.eq(held | got_r | got_l), acc.eq(self.acc_data)]
+            m.d.sync += [held.eq(held | x_recv_oh | item_oh), acc.eq(self.acc_data)]
         with m.Else():
-            m.d.sync += held.eq(held | got_r | got_l)
+            m.d.sync += held.eq(held | x_recv_oh | item_oh)
             with m.If(x_comb):
                 # wrapping add: the documented associative combine operator
                 m.d.sync += acc.eq(acc + self.in_word)
