@@ -230,3 +230,30 @@ def test_a_clear_with_a_receive_and_an_item_write_into_one_slot_holds_nothing():
 
     _run(dut, bench)
     assert out["store"] == {0: (0x12, 0), 1: (0x77, 0)}
+
+
+def test_a_send_read_at_a_clash_sends_the_received_word():
+    # Receive and item write into slot 1 at one edge, while the next entry reads
+    # slot 1 to send it: the receive wins in the word sent too, not only in the store.
+    n, slots = 2, 2
+    dut = ScheduleNode(n, 8, 4, slots)
+    lay = EntryLayout(n, slots)
+    out = {}
+
+    async def bench(ctx):
+        await load_node(ctx, dut, [(1, 0x10)], [lay.encode(recv=1, source=1, recv_slot=1),
+                                                lay.encode(send=1, send_slot=1)])
+        for c in range(2):
+            ctx.set(dut.fetch_en, 1)
+            ctx.set(dut.fetch_addr, c)
+            await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        assert ctx.get(dut.recv_valid)  # entry 0 exchanged, entry 1 read
+        ctx.set(dut.in_word, 0x77)
+        _item(ctx, dut, 1, 0x99)
+        await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        out["sent"] = (ctx.get(dut.send_valid), ctx.get(dut.send_slot), ctx.get(dut.out_word))
+
+    _run(dut, bench)
+    assert out["sent"] == (1, 1, 0x77)

@@ -26,9 +26,10 @@ class ScheduleNode(wiring.Component):
       accumulator) is on ``out_word``; ``select`` picks the entry's source at
       the crossbar; the word on ``in_word`` is written to the entry's receive
       slot (held bit set) and/or added into the accumulator when the entry
-      says combine, at the rising edge ending the cycle. The store's read
-      port is transparent for its write ports, so a word received in
-      exchange cycle t can be sent in exchange cycle t+1.
+      says combine, at the rising edge ending the cycle. The store behaves
+      as a memory whose read (addressed in the read stage) is transparent
+      for its writes, so a word received in exchange cycle t can be sent in
+      exchange cycle t+1.
 
     The store has two write ports: the exchange stage's receive, and the item
     write (``item_we``), which is taken at every rising edge, running or not.
@@ -37,6 +38,15 @@ class ScheduleNode(wiring.Component):
     receive hit the same slot at the same edge, the **receive wins** and the
     item write is dropped (a valid streaming timetable never does this; the
     compiler refuses one that would and the judge flags it).
+
+    Inside (for timing; the observable behaviour is the one above): the item
+    word waits in a register for one edge before the store takes it (a read
+    meanwhile is served from that register; a receive at that next edge
+    still wins, being the later write), so the item port ends at flip-flops
+    rather than at every store word's enable; and the slot a send needs is
+    read in the read stage into a register, with what the same edge writes
+    forwarded into it, so the exchange stage's path (word -> crossbar ->
+    receiving node's store and accumulator) starts at a flip-flop.
 
     Parameters
     ----------
@@ -133,8 +143,8 @@ class ScheduleNode(wiring.Component):
         r_valid = Signal()
         m.d.sync += r_valid.eq(self.fetch_en)
         entry = prd.data
-        x_addr = Signal(sw, reset_less=True)  # the store's read address, registered (a synchronous read)
-        m.d.sync += x_addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
+        r_addr = Signal(sw)  # the store slot read in this cycle (read stage, or read-back)
+        m.d.comb += r_addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
 
         # exchange stage registers
         x_send = Signal()
@@ -169,7 +179,7 @@ class ScheduleNode(wiring.Component):
         # the same cycle), but the item port now ends at flip-flops: it used
         # to reach every store word's enable through the receive-wins compare
         # (the fabric's critical path on iCE40, docs/fpga.md). Same slot at
-        # the same edge: the receive wins, so the item write is never pended.
+        # the same edge: the receive wins, so that item write is not pended.
         item_oh = Mux(self.item_we, one_hot(m, self.item_slot, slots, "item_onehot"), 0)
         landed = Signal(slots)  # the item writes of this edge that the receive does not beat
         m.d.comb += landed.eq(item_oh & ~x_recv_oh)
@@ -182,10 +192,27 @@ class ScheduleNode(wiring.Component):
                 m.d.sync += word.eq(self.in_word)
             with m.Elif(pend[k]):
                 m.d.sync += word.eq(pend_data)
-        pended = select_by(m, x_addr, [pend[k] for k in range(slots)], 1, "pended")
-        stored = select_by(m, x_addr, words, self._width, "stored")
-        rdata = Signal(self._width)
-        m.d.comb += rdata.eq(Mux(pended, pend_data, stored))
+        # The store is read in the read stage and the word registered (``rdata``),
+        # so the exchange stage starts at a flip-flop: store word -> crossbar
+        # -> the receiving node was the fabric's longest path once the item
+        # port was registered. What the edge ending the read stage writes is
+        # forwarded into the register instead, latest first: the receive into
+        # the slot read (the word on ``in_word``), an item write into it, the
+        # pending item write, else the store.
+        r_recv = select_by(m, r_addr, [x_recv_oh[k] for k in range(slots)], 1, "r_recv")
+        r_item = Signal()
+        m.d.comb += r_item.eq(self.item_we & (self.item_slot == r_addr))
+        r_pend = select_by(m, r_addr, [pend[k] for k in range(slots)], 1, "r_pend")
+        stored = select_by(m, r_addr, words, self._width, "stored")
+        rdata = Signal(self._width, reset_less=True)
+        with m.If(r_recv):
+            m.d.sync += rdata.eq(self.in_word)
+        with m.Elif(r_item):
+            m.d.sync += rdata.eq(self.item_data)
+        with m.Elif(r_pend):
+            m.d.sync += rdata.eq(pend_data)
+        with m.Else():
+            m.d.sync += rdata.eq(stored)
 
         acc = Signal(self._width)
         m.d.comb += [
