@@ -6,7 +6,10 @@ with, the tool versions and the date, and the phrases of the docs that
 quote it (``quotes``: a file and a template filled from the report).
 
 * ``--update NAME...`` rebuilds those designs with every seed and rewrites
-  their files (all files with ``--update all``).
+  their files (all files with ``--update all``). With ``--reports FILE,...``
+  (one bare design) it takes the reports of builds already made instead,
+  one per recorded seed, each refused unless it carries the design digest
+  (netlist and flow options) that the recorded command gives now.
 * ``--check`` rebuilds the small ones (``"check": true``: N <= 8, iCE40)
   with their first seed and refuses drift: logic cells must be equal when
   the tool versions are those recorded (ABC's mapping moves between
@@ -55,6 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--update", metavar="NAME,...", help="rebuild and rewrite these results")
     g.add_argument("--quotes", action="store_true",
                    help="only check that the docs quote every result (no build)")
+    p.add_argument("--reports", metavar="FILE,...",
+                   help="with --update NAME (one bare design): take these `pipegossip fpga "
+                   "--format json` reports, one per recorded seed, instead of rebuilding; each "
+                   "must carry the design digest the recorded command gives now")
     p.add_argument("--results", default=str(RESULTS), metavar="DIR",
                    help="folder of the result files; default the repository's docs/results")
     p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
@@ -113,22 +120,71 @@ def drift(result: dict, report: dict, versions: dict) -> list[str]:
     return out
 
 
-def _build(argv: list[str], seed: int, progress) -> dict:
-    """Run ``pipegossip hw fpga ARGV --pnr-seed SEED`` into a temporary folder; its report."""
+#: Report keys of one build only (where and how long), left out of a result.
+_RUN_KEYS = ("bitstream", "seconds", "seconds_by_step")
+
+
+def _job(argv: list[str], seed: int):
+    """The flow job of ``pipegossip hw fpga ARGV --pnr-seed SEED``."""
     from .cli import build_parser
     from .fpga_cli import _prepare_job
-    from .hw.fpga.flow import run_flow
     # File arguments (--schedule examples/...) are relative to the repository.
     root = RESULTS.parents[1]
     argv = [str(root / a) if "/" in a and (root / a).is_file() else a for a in argv]
     words = ["hw", "fpga", *argv, "--pnr-seed", str(seed), "-o", "unused"]
     args = build_parser(words).parse_args(words)
-    job, _ = _prepare_job(args)
+    return _prepare_job(args)[0]
+
+
+def _build(argv: list[str], seed: int, progress) -> dict:
+    """Run ``pipegossip hw fpga ARGV --pnr-seed SEED`` into a temporary folder; its report."""
+    from .hw.fpga.flow import run_flow
+    job = _job(argv, seed)
     with tempfile.TemporaryDirectory(prefix="pipegossip-fpga-ref-") as tmp:
         report = run_flow(job, Path(tmp) / "build", progress)
-    for key in ("bitstream", "seconds", "seconds_by_step"):
+    for key in _RUN_KEYS:
         report.pop(key, None)
     return report
+
+
+def reused_reports(result: dict, files: list[str]) -> dict[str, dict]:
+    """Reports of builds already made, one per recorded seed, checked against ``result``.
+
+    Each must be a bare build (only those carry a design digest) of the
+    recorded command with one of its seeds, and its digest must be the one
+    that command gives with the code and flow as they are now.
+
+    Raises
+    ------
+    UsageError
+        A file that cannot be read, a missing or foreign seed, a board
+        build, or another design (named with the file).
+    """
+    from .cli import UsageError
+    from .hw.fpga.flow import bare_digest
+    seeds = {str(s) for s in result["seeds"]}
+    out: dict[str, dict] = {}
+    for f in files:
+        try:
+            report = json.loads(Path(f).read_text())
+            seed, digest = str(report["pnr_seed"]), report.get("design_digest")
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"--reports {f}: not a pipegossip fpga report "
+                             f"({type(e).__name__})") from None
+        if seed not in seeds or seed in out:
+            raise UsageError(f"--reports {f}: nextpnr seed {seed}; {result['name']} needs one "
+                             f"report for each of seeds {', '.join(sorted(seeds, key=int))}")
+        if digest is None:
+            raise UsageError(f"--reports {f}: a board build has no design digest; "
+                             "rebuild it with --update alone")
+        if digest != bare_digest(_job(result["argv"], int(seed))):
+            raise UsageError(f"--reports {f}: not a build of `{result['command']}` as the "
+                             "code and flow are now (design digest differs)")
+        out[seed] = {k: v for k, v in report.items() if k not in _RUN_KEYS}
+    if set(out) != seeds:
+        raise UsageError(f"--reports: no report for seed "
+                         f"{', '.join(sorted(seeds - set(out), key=int))} of {result['name']}")
+    return out
 
 
 def _load(folder: Path) -> list[tuple[Path, dict]]:
@@ -138,7 +194,9 @@ def _load(folder: Path) -> list[tuple[Path, dict]]:
 def cmd_references(args: argparse.Namespace) -> int:
     from .cli import EXIT_INTERNAL, UsageError
     from .hw.fpga.tools import FlowError
-    from .options import progress_printer
+    from .options import list_items, progress_printer
+    if args.reports is not None and args.update is None:
+        raise UsageError("--reports: only with --update NAME")
     folder = Path(args.results)
     if not folder.is_dir():
         raise UsageError(f"--results {args.results}: not a folder")
@@ -155,9 +213,16 @@ def cmd_references(args: argparse.Namespace) -> int:
             if wanted - names:
                 raise UsageError(f"--update: no result named {', '.join(sorted(wanted - names))}"
                                  f" (known: {', '.join(sorted(names))})")
+            reused = None
+            if args.reports is not None:
+                if len(wanted) != 1:
+                    raise UsageError("--reports: with --update of one result only")
+                target = next(r for _, r in results if r["name"] in wanted)
+                reused = reused_reports(target, list_items(args.reports, "--reports"))
             for path, r in results:
                 if r["name"] in wanted:
-                    r["reports"] = {str(s): _build(r["argv"], s, progress) for s in r["seeds"]}
+                    r["reports"] = reused or {str(s): _build(r["argv"], s, progress)
+                                              for s in r["seeds"]}
                     r["tools"] = tool_versions()
                     r["date"] = datetime.date.today().isoformat()
                     atomic_write(path, json.dumps(r, indent=1) + "\n")

@@ -102,3 +102,45 @@ def test_a_results_folder_without_result_files_is_refused(tmp_path, capsys):
     assert main(["fpga-references", "--quotes", "--results", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no result files" in err[0]
+
+
+def test_reused_reports_must_be_the_recorded_design_as_it_is_now(tmp_path):
+    # --update NAME --reports FILE: a build already made stands in for the
+    # rebuild only with the recorded seed and the digest the command gives now.
+    from pipegossip.cli import UsageError
+    from pipegossip.fpga_references import _job, reused_reports
+    from pipegossip.hw.fpga.flow import bare_digest
+    r = next(x for x in _results() if x["name"] == "fpga-n8-ice40")
+    digest = bare_digest(_job(r["argv"], 1))
+    files = []
+    for s in r["seeds"]:
+        report = {**copy.deepcopy(r["reports"][str(s)]), "pnr_seed": s,
+                  "design_digest": bare_digest(_job(r["argv"], s)), "seconds": 1.0}
+        files.append(tmp_path / f"s{s}.json")
+        files[-1].write_text(json.dumps(report))
+    got = reused_reports(r, [str(f) for f in files])
+    assert set(got) == {str(s) for s in r["seeds"]} and "seconds" not in got["1"]
+
+    def refused(report, *others):
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(report) if isinstance(report, dict) else report)
+        with pytest.raises(UsageError) as e:
+            reused_reports(r, [str(bad), *map(str, others)])
+        return str(e.value)
+
+    first = json.loads(files[0].read_text())
+    assert "digest differs" in refused({**first, "design_digest": digest[:-1] + "x"}, *files[1:])
+    assert "seed 9" in refused({**first, "pnr_seed": 9}, *files[1:])
+    assert "board build" in refused({k: v for k, v in first.items() if k != "design_digest"},
+                                    *files[1:])
+    assert "not a pipegossip fpga report" in refused("{")
+    with pytest.raises(UsageError, match="no report for seed 2"):
+        reused_reports(r, [str(files[0]), str(files[2])])
+
+
+def test_reports_go_with_one_update_only(capsys):
+    assert main(["fpga-references", "--check", "--reports", "x.json"]) == 2
+    assert "only with --update" in capsys.readouterr().err
+    assert main(["fpga-references", "--update", "fpga-n8-ice40,board-icebreaker-n8",
+                 "--reports", "x.json"]) == 2
+    assert "one result only" in capsys.readouterr().err

@@ -17,6 +17,8 @@ from pipegossip.hw.ports import ScheduleSize
 from pipegossip.hw.schedule.image import (FAULTS, ImageKind, ImageLayout, image_capacity,
                                           plant_fault, schedule_image, uart_bytes)
 from pipegossip.model.algorithms.limits import one_factor
+from pipegossip.model.algorithms.reduce import allreduce_schedule
+from pipegossip.model.schedules.topologies import topology
 from pipegossip.model.schedules.ir import load
 from pipegossip.model.schedules.program import compile_schedule
 
@@ -80,6 +82,8 @@ def _cases():
     yield "example", _program(load(EXAMPLE))
     yield "one-factor", _program(one_factor(4))
     yield "one-factor-n5", _program(one_factor(5), depth=12)
+    # forwards accumulators: its image loads every node's initial accumulator
+    yield "allreduce-hypercube-2", _program(allreduce_schedule(topology("hypercube", k=2)))
 
 
 @pytest.mark.parametrize("name,program", list(_cases()), ids=[c[0] for c in _cases()])
@@ -89,8 +93,15 @@ def test_a_compiled_schedule_passes_on_the_self_test(name, program):
     assert run_selftest(size, entries, runs=2) == [(1, 0, 0, 1), (1, 0, 0, 2)]
 
 
-@pytest.mark.parametrize("fault", FAULTS)
-@pytest.mark.parametrize("name,program", list(_cases()), ids=[c[0] for c in _cases()])
+def _fault_cases():
+    for name, program in _cases():
+        # allreduce only combines (no receive for the program fault to drop)
+        for fault in FAULTS if not name.startswith("allreduce") else ("expected",):
+            yield name, program, fault
+
+
+@pytest.mark.parametrize("name,program,fault", list(_fault_cases()),
+                         ids=[f"{c[0]}-{c[2]}" for c in _fault_cases()])
 def test_a_planted_fault_fails_at_its_node(name, program, fault):
     size = _size(program)
     entries, node = plant_fault(program, schedule_image(program), fault)

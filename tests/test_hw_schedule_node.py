@@ -370,3 +370,90 @@ def test_an_accumulator_write_keeps_the_held_bits():
 
     _run(dut, bench)
     assert out == {0: (0x22, 1), 1: (0x44, 1)}
+
+def test_a_receive_one_edge_after_an_item_write_into_its_slot_overwrites_it():
+    # The later write wins: the item word is taken at edge k, the received word
+    # at edge k+1 (the node holds an item write one edge before storing it).
+    n, slots = 2, 2
+    dut = ScheduleNode(n, 8, 4, slots)
+    lay = EntryLayout(n, slots)
+    out = {}
+
+    async def bench(ctx):
+        await load_node(ctx, dut, [], [lay.encode(recv=1, source=1, recv_slot=1)])
+        ctx.set(dut.fetch_en, 1)
+        ctx.set(dut.fetch_addr, 0)
+        await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        _item(ctx, dut, 1, 0x99)  # taken at this edge, one before the receive's
+        await ctx.tick()  # the exchange stage now receives into slot 1
+        ctx.set(dut.item_we, 0)
+        assert ctx.get(dut.recv_valid)
+        ctx.set(dut.in_word, 0x77)
+        await ctx.tick()
+        ctx.set(dut.rd_slot, 1)
+        await ctx.tick()
+        out["slot1"] = (ctx.get(dut.rd_word), ctx.get(dut.rd_held))
+
+    _run(dut, bench)
+    assert out["slot1"] == (0x77, 1)
+
+
+def test_a_clear_with_a_receive_and_an_item_write_into_one_slot_holds_nothing():
+    # The header's clear keeps only item writes that land; one that loses to a
+    # receive at the same edge does not, and the receive's held bit is cleared.
+    n, slots = 2, 2
+    dut = ScheduleNode(n, 8, 4, slots)
+    lay = EntryLayout(n, slots)
+    out = {}
+
+    async def bench(ctx):
+        await load_node(ctx, dut, [(0, 0x12)], [lay.encode(recv=1, source=1, recv_slot=1)])
+        ctx.set(dut.fetch_en, 1)
+        ctx.set(dut.fetch_addr, 0)
+        await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        await ctx.tick()
+        assert ctx.get(dut.recv_valid)
+        ctx.set(dut.in_word, 0x77)
+        ctx.set(dut.clear, 1)
+        _item(ctx, dut, 1, 0x99)
+        await ctx.tick()
+        ctx.set(dut.clear, 0)
+        ctx.set(dut.item_we, 0)
+        got = {}
+        for s in range(slots):
+            ctx.set(dut.rd_slot, s)
+            await ctx.tick()
+            got[s] = (ctx.get(dut.rd_word), ctx.get(dut.rd_held))
+        out["store"] = got
+
+    _run(dut, bench)
+    assert out["store"] == {0: (0x12, 0), 1: (0x77, 0)}
+
+
+def test_a_send_read_at_a_clash_sends_the_received_word():
+    # Receive and item write into slot 1 at one edge, while the next entry reads
+    # slot 1 to send it: the receive wins in the word sent too, not only in the store.
+    n, slots = 2, 2
+    dut = ScheduleNode(n, 8, 4, slots)
+    lay = EntryLayout(n, slots)
+    out = {}
+
+    async def bench(ctx):
+        await load_node(ctx, dut, [(1, 0x10)], [lay.encode(recv=1, source=1, recv_slot=1),
+                                                lay.encode(send=1, send_slot=1)])
+        for c in range(2):
+            ctx.set(dut.fetch_en, 1)
+            ctx.set(dut.fetch_addr, c)
+            await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        assert ctx.get(dut.recv_valid)  # entry 0 exchanged, entry 1 read
+        ctx.set(dut.in_word, 0x77)
+        _item(ctx, dut, 1, 0x99)
+        await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        out["sent"] = (ctx.get(dut.send_valid), ctx.get(dut.send_slot), ctx.get(dut.out_word))
+
+    _run(dut, bench)
+    assert out["sent"] == (1, 1, 0x77)

@@ -24,7 +24,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..ports import ScheduleSize
-from ..schedule.fabric import ScheduleFabric
+from ..schedule.fabric import LoadKind, ScheduleFabric
 from ..schedule.image import UART_RUN, UART_WRITE, ImageKind, ImageLayout, image_capacity
 
 __all__ = ["ScheduleSelfTest", "ImageLoader", "ScheduleStatusLine", "schedule_status_text"]
@@ -112,7 +112,8 @@ class ScheduleSelfTest(wiring.Component):
         # Saturates at the last entry, which is always END: every scan ends.
         ptr_next = Mux(ptr == cap - 1, ptr, ptr + 1)
         kind = self._field(rd.data, "kind")
-        is_load = kind <= ImageKind.HEADER
+        is_acc = kind == ImageKind.ACC
+        is_load = (kind <= ImageKind.HEADER) | is_acc
         is_check = (kind >= ImageKind.EXPECT_WORD) & (kind <= ImageKind.EXPECT_ACC)
 
         pending = Signal(init=1)
@@ -126,7 +127,7 @@ class ScheduleSelfTest(wiring.Component):
         stalled = Signal()
         timer = Signal(range(z.depth + 17))
         ld = fabric.load
-        m.d.comb += [ld.kind.eq(kind), ld.node.eq(self._field(rd.data, "node")),
+        m.d.comb += [ld.kind.eq(Mux(is_acc, LoadKind.ACC, kind)), ld.node.eq(self._field(rd.data, "node")),
                      ld.addr.eq(self._field(rd.data, "addr")),
                      ld.data.eq(self._field(rd.data, "data")),
                      fabric.read.node.eq(self._field(rd.data, "node")),

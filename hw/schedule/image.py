@@ -4,11 +4,12 @@ The image is what ``pipegossip program`` writes (``$readmemh`` hex or JSON)
 and what the schedule board top
 (:class:`~pipegossip.hw.fpga.schedule_selftest.ScheduleSelfTest`) holds in
 its image memory and replays: every load-port write of
-:func:`~.load.load_writes` (kinds 0..2, :class:`~.fabric.LoadKind`), then
+:func:`~.load.load_writes` (kinds 0..2 as :class:`~.fabric.LoadKind`, and
+:attr:`ImageKind.ACC` for the load port's ``ACC`` writes), then
 one check per node and store slot and one per accumulator (kinds 3..5,
 the final state the golden model expects), then :attr:`ImageKind.END`.
 A driver of the bare fabric's load port replays the entries of kinds 0..2
-and stops at the first check.
+and 6 (as load kind 3) and stops at the first check.
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ from .fabric import LoadKind
 from .load import load_writes, slot_words
 
 __all__ = ["ImageKind", "ImageLayout", "Entry", "FAULTS", "schedule_image", "image_capacity",
-           "plant_fault", "hex_text", "image_json", "uart_bytes", "UART_WRITE", "UART_RUN"]
+           "image_load", "plant_fault", "hex_text", "image_json", "uart_bytes", "UART_WRITE", "UART_RUN"]
 
 #: One image entry: ``(kind, node, addr, data)``.
 Entry = tuple[int, int, int, int]
 
 
 class ImageKind(enum.IntEnum):
-    """``kind`` of an image entry (0..2 are the fabric's :class:`~.fabric.LoadKind`)."""
+    """``kind`` of an image entry (0..2 are the fabric's :class:`~.fabric.LoadKind`).
+
+    The load port's ``LoadKind.ACC`` (3) is :attr:`ACC` (6) here: 3..5 are
+    the checks, so the kind alone tells a load from a check.
+    """
 
     PROGRAM = LoadKind.PROGRAM
     ITEM = LoadKind.ITEM
@@ -40,6 +45,8 @@ class ImageKind(enum.IntEnum):
     EXPECT_EMPTY = 4
     #: Node ``node``'s accumulator must end equal to ``data``.
     EXPECT_ACC = 5
+    #: Node ``node``'s initial accumulator is ``data`` (the load port's ``LoadKind.ACC``).
+    ACC = 6
     #: The image ends here.
     END = 7
 
@@ -103,20 +110,26 @@ class ImageLayout:
         return tuple(out)
 
 
+def image_load(write) -> Entry:
+    """A load-port write as an image entry (kind ``ACC`` moves to :attr:`ImageKind.ACC`)."""
+    kind, node, addr, data = write
+    return (int(ImageKind.ACC) if kind == LoadKind.ACC else int(kind), node, addr, data)
+
+
 def image_capacity(size: ScheduleSize) -> int:
     """Entries of the longest image a fabric of ``size`` runs (the board's image memory).
 
-    Header, every slot's item, every program entry, every slot's check,
-    every accumulator's check, the end.
+    Header, every slot's item, every initial accumulator, every program
+    entry, every slot's check, every accumulator's check, the end.
     """
     z = size
-    return 1 + z.n * z.slots + z.n * z.depth + z.n * z.slots + z.n + 1
+    return 1 + z.n * z.slots + z.n + z.n * z.depth + z.n * z.slots + z.n + 1
 
 
 def schedule_image(program: Program, seed: int = 0) -> list[Entry]:
     """The image of ``program`` with the words of ``seed`` (see the module docstring)."""
     words = slot_words(program, seed)
-    out: list[Entry] = [tuple(w) for w in load_writes(program, seed)]
+    out: list[Entry] = [image_load(w) for w in load_writes(program, seed)]
     store = program.expected_store(words)
     for v in range(program.n):
         for x in range(program.slots):

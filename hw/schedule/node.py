@@ -26,9 +26,10 @@ class ScheduleNode(wiring.Component):
       accumulator) is on ``out_word``; ``select`` picks the entry's source at
       the crossbar; the word on ``in_word`` is written to the entry's receive
       slot (held bit set) and/or added into the accumulator when the entry
-      says combine, at the rising edge ending the cycle. The store's read
-      port is transparent for its write ports, so a word received in
-      exchange cycle t can be sent in exchange cycle t+1.
+      says combine, at the rising edge ending the cycle. The store behaves
+      as a memory whose read (addressed in the read stage) is transparent
+      for its writes, so a word received in exchange cycle t can be sent in
+      exchange cycle t+1.
 
     The store has two write ports: the exchange stage's receive, and the item
     write (``item_we``), which is taken at every rising edge, running or not.
@@ -37,6 +38,15 @@ class ScheduleNode(wiring.Component):
     receive hit the same slot at the same edge, the **receive wins** and the
     item write is dropped (a valid streaming timetable never does this; the
     compiler refuses one that would and the judge flags it).
+
+    Inside (for timing; the observable behaviour is the one above): the item
+    word waits in a register for one edge before the store takes it (a read
+    meanwhile is served from that register; a receive at that next edge
+    still wins, being the later write), so the item port ends at flip-flops
+    rather than at every store word's enable; and the slot a send needs is
+    read in the read stage into a register, with what the same edge writes
+    forwarded into it, so the exchange stage's path (word -> crossbar ->
+    receiving node's store and accumulator) starts at a flip-flop.
 
     Parameters
     ----------
@@ -123,16 +133,18 @@ class ScheduleNode(wiring.Component):
         m.d.comb += [pwr.en.eq(self.prog_we), pwr.addr.eq(self.prog_addr),
                      pwr.data.eq(self.prog_data), prd.addr.eq(self.fetch_addr)]
 
-        store = m.submodules.store = Memory(shape=self._width, depth=slots, init=[])
-        swr = store.write_port()  # receptions (exchange stage)
-        lwr = store.write_port()  # item writes (loads), idle or running
-        srd = store.read_port(transparent_for=(swr, lwr))
+        # The store is flip-flops (two write ports and a transparent read do not
+        # map to block RAM), written out here so that the item write can be
+        # registered: see the receive-wins rule below. Reset-less, as a memory
+        # is: the store survives a reset, and so does a write taken at its edge.
+        words = [Signal(self._width, name=f"store{k}", reset_less=True) for k in range(slots)]
 
         # read stage
         r_valid = Signal()
         m.d.sync += r_valid.eq(self.fetch_en)
         entry = prd.data
-        m.d.comb += srd.addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
+        r_addr = Signal(sw)  # the store slot read in this cycle (read stage, or read-back)
+        m.d.comb += r_addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
 
         # exchange stage registers
         x_send = Signal()
@@ -143,6 +155,7 @@ class ScheduleNode(wiring.Component):
         x_rslot = Signal(sw)
         x_src = Signal(pw)
         onehot = Signal(n)
+        x_recv_oh = Signal(slots)  # the receive slot, one-hot: the store's enables are flip-flops
         recv = r_valid & self._field(entry, "recv")
         comb = r_valid & self._field(entry, "combine")
         source = self._field(entry, "source")
@@ -154,15 +167,58 @@ class ScheduleNode(wiring.Component):
             x_comb.eq(comb),
             x_slot.eq(self._field(entry, "send_slot")),
             x_rslot.eq(self._field(entry, "recv_slot")),
+            x_recv_oh.eq(Mux(recv, one_hot(m, self._field(entry, "recv_slot"), slots,
+                                           "recv_onehot"), 0)),
             x_src.eq(source),
             # decoded here, a cycle early, so the crossbar sees flip-flops
             onehot.eq(Mux(recv | comb, one_hot(m, source, n), 0)),
         ]
+        # The item write is registered (``pend``) and written into the store
+        # one edge later; a read addressed in the cycle it was taken reads it
+        # from the register. Contract unchanged (seen by a read addressed in
+        # the same cycle), but the item port now ends at flip-flops: it used
+        # to reach every store word's enable through the receive-wins compare
+        # (the fabric's critical path on iCE40, docs/fpga.md). Same slot at
+        # the same edge: the receive wins, so that item write is not pended.
+        item_oh = Mux(self.item_we, one_hot(m, self.item_slot, slots, "item_onehot"), 0)
+        landed = Signal(slots)  # the item writes of this edge that the receive does not beat
+        m.d.comb += landed.eq(item_oh & ~x_recv_oh)
+        pend = Signal(slots, reset_less=True)
+        pend_data = Signal(self._width, reset_less=True)
+        m.d.sync += [pend.eq(landed), pend_data.eq(self.item_data)]
+        for k, word in enumerate(words):
+            # a receive wins over a pending item write: it came later
+            with m.If(x_recv_oh[k]):
+                m.d.sync += word.eq(self.in_word)
+            with m.Elif(pend[k]):
+                m.d.sync += word.eq(pend_data)
+        # The store is read in the read stage and the word registered (``rdata``),
+        # so the exchange stage starts at a flip-flop: store word -> crossbar
+        # -> the receiving node was the fabric's longest path once the item
+        # port was registered. What the edge ending the read stage writes is
+        # forwarded into the register instead, latest first: the receive into
+        # the slot read (the word on ``in_word``), an item write into it, the
+        # pending item write, else the store.
+        r_recv = select_by(m, r_addr, [x_recv_oh[k] for k in range(slots)], 1, "r_recv")
+        r_item = Signal()
+        m.d.comb += r_item.eq(self.item_we & (self.item_slot == r_addr))
+        r_pend = select_by(m, r_addr, [pend[k] for k in range(slots)], 1, "r_pend")
+        stored = select_by(m, r_addr, words, self._width, "stored")
+        rdata = Signal(self._width, reset_less=True)
+        with m.If(r_recv):
+            m.d.sync += rdata.eq(self.in_word)
+        with m.Elif(r_item):
+            m.d.sync += rdata.eq(self.item_data)
+        with m.Elif(r_pend):
+            m.d.sync += rdata.eq(pend_data)
+        with m.Else():
+            m.d.sync += rdata.eq(stored)
+
         acc = Signal(self._width)
         m.d.comb += [
             self.select.eq(onehot),
-            self.out_word.eq(Mux(x_sacc, acc, srd.data)),
-            self.rd_word.eq(srd.data),
+            self.out_word.eq(Mux(x_sacc, acc, rdata)),
+            self.rd_word.eq(rdata),
             self.send_valid.eq(x_send),
             self.send_slot.eq(x_slot),
             self.send_acc.eq(x_sacc),
@@ -171,30 +227,17 @@ class ScheduleNode(wiring.Component):
             self.recv_slot.eq(x_rslot),
             self.recv_comb.eq(x_comb),
         ]
-
-        # Two store write ports: receptions, and item writes at any time.
-        # Same slot at the same edge: the receive wins (the item write is dropped).
-        clash = x_recv & self.item_we & (x_rslot == self.item_slot)
-        m.d.comb += [
-            swr.en.eq(x_recv), swr.addr.eq(x_rslot), swr.data.eq(self.in_word),
-            lwr.en.eq(self.item_we & ~clash), lwr.addr.eq(self.item_slot),
-            lwr.data.eq(self.item_data),
-        ]
         held = Signal(slots)
         rd_held = Signal()
         m.d.comb += [self.acc.eq(acc), self.rd_held.eq(rd_held)]
         m.d.sync += rd_held.eq(select_by(m, self.rd_slot, [held[k] for k in range(slots)], 1))
-        got_r = Signal(slots)
-        got_l = Signal(slots)
-        m.d.comb += [got_r.eq(Mux(swr.en, one_hot(m, swr.addr, slots, "recv_onehot"), 0)),
-                     got_l.eq(Mux(lwr.en, one_hot(m, lwr.addr, slots, "item_onehot"), 0))]
         with m.If(self.clear):
             # the header clears; an item write at the same edge still lands
-            m.d.sync += [held.eq(got_l), acc.eq(0)]
+            m.d.sync += [held.eq(landed), acc.eq(0)]
         with m.Elif(self.acc_we):
-            m.d.sync += [held.eq(held | got_r | got_l), acc.eq(self.acc_data)]
+            m.d.sync += [held.eq(held | x_recv_oh | item_oh), acc.eq(self.acc_data)]
         with m.Else():
-            m.d.sync += held.eq(held | got_r | got_l)
+            m.d.sync += held.eq(held | x_recv_oh | item_oh)
             with m.If(x_comb):
                 # wrapping add: the documented associative combine operator
                 m.d.sync += acc.eq(acc + self.in_word)
