@@ -197,12 +197,21 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
     published = _published_string(topo) if gossip_strings else None
     if published and left():
         consider(f"coloring {published} (the paper's Table 6)", color_schedule(topo, published))
-    for weights, num_exp, de in settings:
+    runs = {f"matching {setting_label(w, ne, de)}": {"weights": w, "num_exp": ne,
+                                                       "dist_exp": de}
+            for w, ne, de in settings}
+    if tau is not None:  # linear cost: potential and the lowered Dist_Exp early
+        first = list(runs)[:1] + [r for r in runs if r == "matching potential"]
+        runs = {**{r: runs[r] for r in first},
+                **{f"matching bfs de={a:g}>{b:g}": {"dist_exp": a, "dist_exp_end": b}
+                   for a, b in DECAYS}, **runs}
+    for name, kw in runs.items():
+        if any(t[0] == name for t in tried):  # the cheap first run
+            continue
         if not left() and (not unproved()
-                           or any(name.startswith("matching") for name, _, _ in tried)):
+                           or any(t[0].startswith("matching") for t in tried)):
             break
-        matching(f"matching {setting_label(weights, num_exp, de)}", tau=tau, weights=weights,
-                 num_exp=num_exp, dist_exp=de)
+        matching(name, tau=tau, **kw)
     if gossip_strings and left():
         try:
             colors = search_colors(topo, budget=20_000)
@@ -210,28 +219,20 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
             colors = None
         if colors:
             consider(f"coloring {colors}", color_schedule(topo, colors))
-    plain = [t for t in tried if t[0].startswith("matching") and not t[0].endswith("improved")]
-    best_setting = min(plain, key=lambda t: (t[1] + (tau or 0) * t[2], t[2]), default=None)
-    if best_setting is None:
-        pass
-    elif tau is not None:
-        for start, end in DECAYS:
-            if left():
-                matching(f"matching bfs de={start:g}>{end:g}", tau=tau, dist_exp=start,
-                         dist_exp_end=end)
-        label = best_setting[0].removeprefix("matching ")
-        weights, num_exp, de = next(s for s in settings if setting_label(*s) == label)
-        if left():  # the unit-cost schedule, its S cut by the improvement pass
-            matching(f"matching {label} unit cost", weights=weights, num_exp=num_exp,
-                     dist_exp=de)
-    label = best_setting and best_setting[0].removeprefix("matching ")
-    if label in {setting_label(*s) for s in settings}:
-        weights, num_exp, de = next(s for s in settings if setting_label(*s) == label)
-        for extra in ({"lookahead": 1}, {"tries": 8, "seed": seed}, {"lookahead": 2}):
+    ran = [t for t in tried if t[0] in runs]
+    best_run = min(ran, key=lambda t: (t[1] + (tau or 0) * t[2], t[2]), default=None)
+    if best_run is not None:
+        name, kw = best_run[0], runs[best_run[0]]
+        extras = [{"lookahead": 1}, {"tries": 8, "seed": seed}, {"lookahead": 2}]
+        if tau is not None:  # the unit-cost schedule, its S cut by the improvement pass
+            extras.insert(0, {"unit cost": True})
+        for extra in extras:
             if not left():
                 break
-            matching(f"matching {label} " + " ".join(f"{k}={v}" for k, v in extra.items()),
-                     tau=tau, weights=weights, num_exp=num_exp, dist_exp=de, **extra)
+            label = name + " " + " ".join(k if v is True else f"{k}={v}"
+                                          for k, v in extra.items())
+            matching(label, tau=None if "unit cost" in extra else tau, **kw,
+                     **{k: v for k, v in extra.items() if k != "unit cost"})
     _, name, s = best
     s.origin = {"algorithm": "best", "source": f"{name}: best of {len(tried)} candidates "
                 f"({', '.join(f'{n} R={r}' for n, r, _ in tried)})"}
