@@ -120,7 +120,7 @@ MUTATION_OPERATORS = frozenset("core/" + name for name in (
 MUTATE_USAGE = ("usage: python3 dev.py mutate [--at COMMIT] [--rerun-survivors | --report] "
                 "[--timeout S] "
                 "[--max-seconds S] MODULE [MODULE...]  (MODULE as in tests/mutation_map.toml, "
-                "e.g. sim/judge.py)")
+                "e.g. sim/judge/fabric.py)")
 
 
 def _mirror(tree: Path, at: str | None) -> None:

@@ -2,7 +2,7 @@
 
 Every processor broadcasts one word per session. Whoever drives a fabric
 (the Amaranth-simulator runner, the cocotb testbench, the golden dump, the
-self-checking board top) and whoever judges it (:mod:`pipegossip.sim.judge`,
+self-checking board top) and whoever judges it (:mod:`pipegossip.sim.judge.fabric`,
 the on-chip :class:`~pipegossip.hw.fpga.checker.DeliveryChecker`) derive those
 words from the one function defined here, so a word that reaches the wrong
 processor, carries the wrong session or comes from the wrong source is caught

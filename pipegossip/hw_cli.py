@@ -136,8 +136,8 @@ def cmd_hwsim(args: argparse.Namespace) -> int:
     from .limits import check_budget
     from .model.engine import simulate
     # Imported here, not at the top: other commands never pay for the simulator.
-    from .sim.amaranth_run import run_fabric
-    from .sim.judge import judge
+    from .sim.fabric.amaranth_run import run_fabric
+    from .sim.judge.fabric import judge
 
     config = config_from_args(args)
     ref = simulate(config, table=False)

@@ -27,7 +27,8 @@ name                      default      what it bounds
                                        the golden model (:func:`model_bytes`), a
                                        schedule (:func:`schedule_bytes`), a
                                        schedule-fabric Verilator build
-                                       (:func:`verilator_bytes`)
+                                       (:func:`verilator_bytes`), the FSM
+                                       fabric's generation (:func:`export_bytes`)
 ``seconds``               600          seconds of work on an idle machine, for
                                        tables whose rows grow with N
                                        (:func:`check_seconds`)
@@ -48,7 +49,10 @@ from .model.errors import ConfigError
 
 __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
            "check_model_memory", "check_fabric", "schedule_bytes", "check_schedule_memory",
-           "gossip_items", "check_seconds", "verilator_bytes"]
+           "gossip_items", "check_seconds", "verilator_bytes", "export_bytes", "MAX_GOSSIP_NODES"]
+
+#: Gossip keeps an n x n knowledge matrix; beyond this it is too slow to be useful here.
+MAX_GOSSIP_NODES = 16384
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,21 @@ def verilator_bytes(fabric_bits: int) -> int:
     return (256 << 20) + 8192 * max(fabric_bits, 0)
 
 
+def export_bytes(n: int) -> int:
+    """Estimated peak memory of generating the FSM fabric (Verilog export, or before a build).
+
+    Measured with ``/usr/bin/time -f %M pipegossip verilog --order pipelined``
+    (load average 20-26 on 2 cores; memory does not depend on the load):
+    N = 64, width 1: 237 MiB; N = 128, width 1: 759 MiB; N = 362, width 8:
+    6.0 GiB. That is 45-48 KiB per (sender, receiver) pair whatever the
+    width: Amaranth's netlist holds a few hundred objects for each crossing
+    of the arbiter and the crossbar. The estimate takes 48 KiB a pair over
+    100 MiB, so N = 1024 at width 1 (inside ``fabric-bits``) is estimated at
+    48 GiB and refused on a machine with less than 96 GiB of RAM.
+    """
+    return (100 << 20) + (48 << 10) * max(n, 0) ** 2
+
+
 def gossip_items(n: int) -> int:
     """Item ids of a unit-cost gossip among ``n`` nodes: each node receives the n-1 others once."""
     return n * (n - 1)
@@ -177,8 +196,9 @@ def check_seconds(seconds: float, what: str, limit: float | None = None,
 
 
 def check_fabric(n: int, width: int) -> None:
-    """Refuse a fabric whose crossbar exceeds the ``fabric-bits`` budget."""
+    """Refuse a fabric over the ``fabric-bits`` budget, or whose generation exceeds ``memory``."""
     check_budget("fabric-bits", n * n * width, f"the fabric for N={n:,}, width {width}")
+    check_budget("memory", export_bytes(n), f"generating the fabric for N={n:,}")
 
 
 def check_model_memory(n: int, sessions: int = 1, what: str | None = None) -> None:

@@ -152,6 +152,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--symmetry", choices=SYMMETRIES, default="first-calls",
                    help="symmetry break: first-calls (nodes first call in id order; default) "
                    "or pair-order (first call {0,1}, adjacent disjoint calls in pair order)")
+    p.add_argument("--no-counting", action="store_true",
+                   help="leave out the redundant counting clauses (every call carries a "
+                   "block; no message falls short of its capacity by more than the slack "
+                   "of bound (1)): the plain encoding, to cross-check a verdict")
+    p.add_argument("--calls", type=positive_int, default=None, metavar="M",
+                   help="ask only whether M calls suffice (without the every-call-carries-"
+                   "a-block clause, so UNSAT proves c(n,p) > M); SAT prints the solver's "
+                   "validated schedule")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_short_search)
 
@@ -204,7 +212,7 @@ def table_rows(table: str, max_n: int = 128, max_k: int = 12, max_p: int = 8) ->
 
 #: c(n, p) settled by ``short-messages-search`` (SAT; docs/literature.md has times).
 SHORT_EXACT = {(4, 2): 4, (5, 3): 6, (6, 2): 9, (6, 3): 9, (6, 4): 8, (7, 3): 11, (7, 4): 10,
-               (7, 5): 10, (8, 2): 16, (8, 3): 13, (8, 4): 12}
+               (7, 5): 10, (8, 2): 16, (8, 3): 13, (8, 4): 12, (10, 3): 19}
 
 
 def _short_rows(max_n: int, max_p: int) -> list[dict]:
@@ -369,13 +377,15 @@ def cmd_short_search(args: argparse.Namespace) -> int:
     _need_pysat("short-messages-search")
     from .model.algorithms.short_messages_search import calls_schedule, min_calls_sat
     lower = packet_calls_lower(args.n, args.p).value
+    if args.calls is not None:
+        return _short_one_count(args, lower)
     ours = None
     try:
         with time_limited(args.time_limit):
             ours = validate(short_messages(args.n, args.p)).calls
             r, _ = run_bounded(min_calls_sat, args.n, args.p, lower, ours,
                                time_limit=args.time_limit, solver=args.solver,
-                               symmetry=args.symmetry)
+                               symmetry=args.symmetry, counting=not args.no_counting)
     except TimeLimitReached as e:
         steps = [step for step, _ in e.progress]
         proved = e.progress[-1][1] if e.progress else lower
@@ -401,6 +411,42 @@ def cmd_short_search(args: argparse.Namespace) -> int:
         print(f"  {m} calls: {verdict} ({t:.2f} s)")
     how = "found by the solver" if r.calls else "short-messages is optimal"
     print(f"optimum c({r.n},{r.p}) = {r.optimum} calls ({how}); total {r.seconds:.2f} s")
+    return 0
+
+
+def _short_one_count(args: argparse.Namespace, lower: int) -> int:
+    """``--calls M``: one solver call; SAT gives ``c(n,p) <= M``, UNSAT ``c(n,p) > M``."""
+    from .model.algorithms.short_messages_search import calls_schedule, min_calls_sat
+    from .model.schedules.validate import validate
+    m = args.calls
+    if m > 4 * args.n * args.n:
+        raise UsageError(f"--calls must be at most 4 n^2 = {4 * args.n * args.n}, got {m}")
+    try:
+        r, _ = run_bounded(min_calls_sat, args.n, args.p, m, m + 1, time_limit=args.time_limit,
+                           solver=args.solver, symmetry=args.symmetry,
+                           counting=not args.no_counting, minimal=False)
+    except TimeLimitReached as e:
+        return _stopped("short-messages-search", args, e, [step for step, _ in e.progress], {
+            "n": args.n, "p": args.p, "calls_asked": m}, f"{m} calls not decided",
+            lambda c, v, t: f"  {c} calls: {v} ({t:.2f} s)")
+    verdict = r.steps[-1][1] if r.steps else "UNSAT"  # below bound (1): no solver call
+    if r.calls:
+        v = validate(calls_schedule(args.n, args.p, r.calls))
+        if not v.valid or v.calls != m:
+            raise AssertionError(f"search schedule rejected: {v.error or v.calls}")
+    claim = f"c({args.n},{args.p}) {'<=' if r.calls else '>'} {m}"
+    if args.format == "json":
+        print(json.dumps({"n": args.n, "p": args.p, "calls_asked": m, "verdict": verdict,
+                          "claim": claim, "lower_bound": lower, "method": r.method,
+                          "seconds": round(r.seconds, 3), "calls": r.calls}))
+        return 0
+    print(f"n={args.n} p={args.p}: lower bound {lower}; asked {m} calls")
+    print(f"method {r.method}")
+    for c, verdict, t in r.steps:
+        print(f"  {c} calls: {verdict} ({t:.2f} s)")
+    for u, v, a, b in r.calls:
+        print(f"  call {u}-{v}: {u}->{v} {list(a)}, {v}->{u} {list(b)}")
+    print(f"{claim}; total {r.seconds:.2f} s")
     return 0
 
 

@@ -24,14 +24,25 @@ __all__ = ["register", "stderr_progress", "MAX_SCALING_N"]
 MAX_SCALING_N = 1024
 
 
-def stderr_progress(label: str):
-    """A progress callback for :func:`simulate` that writes to stderr."""
+def stderr_progress(label: str, every: float | None = None):
+    """A progress callback for :func:`simulate` that writes to stderr.
+
+    A line at most every ``every`` seconds: 2 on a terminal, 10 into a file
+    or a pipe (a log); a run of minutes used to write a line each half
+    second.
+    """
     start = time.monotonic()
+    every = every if every is not None else (2.0 if sys.stderr.isatty() else 10.0)
+    last = [-every]
 
     def report(step: int, done: int, total: int) -> None:
+        now = time.monotonic() - start
+        if now - last[0] < every:
+            return
+        last[0] = now
         pct = 100.0 * done / total if total else 100.0
-        print(f"{label}: step {step}, {done}/{total} transfers ({pct:.0f}%), "
-              f"{time.monotonic() - start:.1f}s", file=sys.stderr, flush=True)
+        print(f"{label}: step {step}, {done}/{total} transfers ({pct:.0f}%), {now:.1f}s",
+              file=sys.stderr, flush=True)
 
     return report
 

@@ -91,7 +91,7 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
     """
     from .model.schedules.ir import load
     from .model.schedules.validate import check
-    from .sim.network_cosim import cosim_network
+    from .sim.network.cosim import cosim_network
     schedules = []
     for f in files:
         s = load(f)
@@ -123,7 +123,7 @@ def network_cosim_text(report) -> str:
 
 def network_report_json(report) -> dict:
     """``--format json``: overall match, builds, one verdict per schedule."""
-    from .sim.judge_network import network_verdict_json
+    from .sim.judge.network import network_verdict_json
     return dict(match=report.match, fabric="network", builds=len(report.builds),
                 builds_compiled=report.builds_made,
                 results=[network_verdict_json(r.verdict) for r in report.results])

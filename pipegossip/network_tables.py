@@ -11,15 +11,17 @@ import resource
 import subprocess
 import sys
 import time
+from importlib import resources
 
 from .cli import UsageError
+from .limits import MAX_GOSSIP_NODES
 from .model.algorithms.portfolio import MATCHING_SETTINGS, setting_label
 from .options import echo, list_items, refuse_given
 from .sweep import SweepOptions
 from .sweep_store import DEFAULT_STORE
 
 __all__ = ["PORTFOLIO", "best_matching", "table_rows", "table1_row", "cmd_table",
-           "optimum_rows", "OPTIMUM_ROWS"]
+           "optimum_rows", "OPTIMUM_ROWS", "paper_tables"]
 
 #: The matching heuristic's settings a table row tries, keeping the best R (the paper
 #: reports its best result over tuned parameters): ``(weights, num_exp, dist_exp)``.
@@ -27,6 +29,15 @@ __all__ = ["PORTFOLIO", "best_matching", "table_rows", "table1_row", "cmd_table"
 #: paper's even split over ``bce_v`` (equation 9).
 PORTFOLIO = MATCHING_SETTINGS
 _FAMILIES = ("ccc", "shuffle_exchange", "butterfly", "debruijn")
+#: ``network-table table6 --search`` limits: graph size and search nodes per R.
+SEARCH_MAX_NODES = 400
+SEARCH_BUDGET = 20_000
+
+
+def paper_tables() -> dict:
+    """The paper's Tables 1, 3, 4, 5 and 6 as transcribed in the package data."""
+    path = resources.files("pipegossip.model.algorithms") / "beier_sibeyn_tables.json"
+    return json.loads(path.read_text())
 
 
 def _lower(n: int) -> int:
@@ -69,7 +80,7 @@ def _load() -> str:
 def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, tries: int = 1,
                lookahead: int = 0, row_timeout: float | None = None, families=_FAMILIES,
                portfolio=None, exact: bool = False, budget: float | None = None,
-               sweep=None):
+               models: tuple[str, ...] = ("F1",), sweep=None):
     """Rows of ``network-table NAME`` (a generator: each row as soon as it is measured).
 
     With ``budget``, table1/3/4/5 rows are the portfolio's, run as sweep jobs
@@ -77,7 +88,6 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
     from .model.algorithms.coloring import color_schedule, search_colors
     from .model.schedules.topologies import _size, topology
     from .model.schedules.validate import check
-    from .network_cli import MAX_GOSSIP_NODES, SEARCH_BUDGET, SEARCH_MAX_NODES, paper_tables
     paper = paper_tables()
     if budget is not None:
         from .network_sweep import best_rows
@@ -129,7 +139,7 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
             row.update(_table1_subprocess(i, row_timeout))
             yield row
     elif name == "optimum":
-        yield from optimum_rows(row_timeout)
+        yield from optimum_rows(row_timeout, models=models)
     elif name == "table3":
         for p in paper["table3"]:
             topo = topology(**p["topology"])
@@ -150,7 +160,9 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
 
 
 #: ``network-table optimum``: every family at its two smallest sizes (n <= 64).
-OPTIMUM_ROWS = (("hypercube", {"k": 3}), ("hypercube", {"k": 4}), ("mesh", {"a": 3, "b": 3}),
+OPTIMUM_ROWS = (("path", {"n": 8}), ("path", {"n": 16}), ("cycle", {"n": 8}),
+                ("cycle", {"n": 16}), ("complete", {"n": 8}), ("complete", {"n": 16}),
+                ("hypercube", {"k": 3}), ("hypercube", {"k": 4}), ("mesh", {"a": 3, "b": 3}),
                 ("mesh", {"a": 4, "b": 4}), ("torus", {"a": 3, "b": 3}),
                 ("torus", {"a": 4, "b": 4}), ("star", {"k": 3}), ("star", {"k": 4}),
                 ("pancake", {"k": 3}), ("pancake", {"k": 4}), ("ccc", {"k": 3}),
@@ -160,36 +172,67 @@ OPTIMUM_ROWS = (("hypercube", {"k": 3}), ("hypercube", {"k": 4}), ("mesh", {"a":
                 ("knodel", {"n": 16}))
 
 
-def optimum_rows(time_limit: float | None = None, budget: float = 60.0):
-    """Certified F1 gossip optima beside the heuristics' R: the matching portfolio, the
+def _named_schedule(topo, name: str | None):
+    """Rebuild the portfolio's candidate ``name`` (a plain matching setting or a colour
+    string) to hand it to another model; None when there is none."""
+    from .model.algorithms.coloring import color_schedule
+    from .model.algorithms.matching import matching_schedule
+    if name is None:
+        return None
+    if name.startswith("coloring "):
+        return color_schedule(topo, name.split()[1])
+    for weights, num_exp, de in MATCHING_SETTINGS:
+        if name == f"matching {setting_label(weights, num_exp, de)}":
+            return matching_schedule(topo, weights=weights, num_exp=num_exp, dist_exp=de)
+    raise AssertionError(f"no portfolio candidate named {name!r}")
+
+
+def optimum_rows(time_limit: float | None = None, budget: float = 60.0,
+                 models: tuple[str, ...] = ("F1",), rows=None):
+    """Certified gossip optima beside the heuristics' R: the matching portfolio, the
     colouring search and ``schedule best`` (which also has the dimension orders and
-    look-ahead); ``*`` marks an optimal one. The best schedule caps the SAT search."""
-    from .model.algorithms.optimum import min_rounds
+    look-ahead); ``*`` marks an optimal one. The best schedule caps the SAT search.
+
+    The heuristics build F1 schedules; under another model each is taken as
+    :func:`~pipegossip.model.algorithms.optimum.as_model` makes it (H1, Hstar:
+    every round split in two). One row per graph and model; the heuristics run
+    once per graph."""
+    from .model.algorithms.optimum import as_model, min_rounds
     from .model.algorithms.portfolio import best_schedule
     from .model.schedules.topologies import topology
     from .model.schedules.validate import check
-    for fam, params in OPTIMUM_ROWS:
+    for fam, params in OPTIMUM_ROWS if rows is None else rows:
         topo = topology(fam, **params)
         t = time.perf_counter()
         s, tried = best_schedule(topo, budget=budget)
         heur = time.perf_counter() - t
-        plain = [r for name, r, _ in tried if name.startswith("matching")
-                 and "lookahead" not in name and "tries" not in name]
-        coloring = [r for name, r, _ in tried if name.startswith("coloring")]
-        r = min_rounds(topo, "F1", known=s, time_limit=time_limit)
-        if r.schedule is not None and check(r.schedule).R != r.optimum:
-            raise AssertionError(f"{fam} {params}: the optimum schedule does not validate")
-        opt = r.optimum
+        plain = min(((r, name) for name, r, _ in tried if name.startswith("matching")
+                     and "lookahead" not in name and "tries" not in name), default=None)
+        coloring = min(((r, name) for name, r, _ in tried if name.startswith("coloring")),
+                       default=None)
+        for model in models:
+            if model == "F1":
+                heuristics = [None if x is None else x[0] for x in (plain, coloring)]
+                known = s
+            else:
+                known = as_model(s, model)
+                heuristics = [None if x is None else check(as_model(
+                    _named_schedule(topo, x[1]), model)).R for x in (plain, coloring)]
+            r = min_rounds(topo, model, known=known, time_limit=time_limit)
+            if r.schedule is not None and check(r.schedule).R != r.optimum:
+                raise AssertionError(f"{fam} {params} {model}: the optimum schedule does not "
+                                     "validate")
+            opt = r.optimum
 
-        def mark(x):
-            return "-" if x is None else f"{x}*" if x == opt else str(x)
-        yield {"graph": f"{fam}_{'x'.join(str(v) for v in params.values())}", "n": topo.n,
-               "m": topo.m, "lower": r.bound,
-               "optimum": opt if opt is not None else f">= {r.lower}",
-               "matching": mark(min(plain)), "coloring": mark(min(coloring, default=None)),
-               "best": mark(check(s).R), "best_by": s.origin["source"].split(":")[0],
-               "solver_s": round(r.seconds, 1), "heuristics_s": round(heur, 1),
-               "load": _load()}
+            def mark(x):
+                return "-" if x is None else f"{x}*" if x == opt else str(x)
+            yield {"graph": f"{fam}_{'x'.join(str(v) for v in params.values())}",
+                   "model": model, "n": topo.n, "m": topo.m, "lower": r.bound,
+                   "optimum": opt if opt is not None else f">= {r.lower}",
+                   "matching": mark(heuristics[0]), "coloring": mark(heuristics[1]),
+                   "best": mark(check(known).R), "best_by": s.origin["source"].split(":")[0],
+                   "solver_s": round(r.seconds, 1), "heuristics_s": round(heur, 1),
+                   "load": _load()}
 
 
 def table1_row(index: int) -> dict:
@@ -201,7 +244,6 @@ def table1_row(index: int) -> dict:
     from .model.algorithms.matching import matching_schedule
     from .model.schedules.topologies import topology
     from .model.schedules.validate import validate
-    from .network_cli import paper_tables
     topo = topology(**paper_tables()["table1"][index]["topology"])
     t0, c0 = time.perf_counter(), time.process_time()
     s = matching_schedule(topo)
@@ -244,8 +286,9 @@ _APPLIES = (
     (("table3", "table4", "table5"), (("--settings", "settings", None), ("--tries", "tries", 1))),
     (("table4", "table5", "table6"), (("--min-k", "min_k", 3),)),
     (("table3",), (("--exact", "exact", False),)),
-    (("table1",), (("--row-timeout", "row_timeout", None),)),
+    (("table1", "optimum"), (("--row-timeout", "row_timeout", None),)),
     (("table6",), (("--search", "search", False),)),
+    (("optimum",), (("--models", "models", None),)),
 )
 
 
@@ -295,9 +338,17 @@ def cmd_table(args: argparse.Namespace) -> int:
     else:
         refuse_given(args, _NOT_WITH_BEST, "only without --best (the portfolio tries them all)")
         sweep = SweepOptions.from_args(args)
+    models = ("F1",)
+    if args.models is not None:
+        from .model.algorithms.optimum import MODELS
+        models = tuple(list_items(args.models, "--models"))
+        bad = [m for m in models if m not in MODELS]
+        if bad or len(set(models)) < len(models):
+            raise UsageError(f"--models: {'unknown ' + echo(bad[0]) if bad else 'a repeat'} "
+                             f"(expected some of {', '.join(MODELS)})")
     rows = table_rows(args.table, args.max_k, args.search, args.min_k, args.tries,
                       args.lookahead, args.row_timeout, families, portfolio, args.exact,
-                      args.best, sweep)
+                      args.best, models, sweep)
     if args.format == "json":
         print(json.dumps(list(rows), indent=1))
         return 0

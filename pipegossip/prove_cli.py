@@ -3,7 +3,9 @@
 ``prove`` proves one configuration (the fabric's delivery, timing and
 watchdog properties; with ``--receive any --substitute`` also the resolver
 equivalence), or with ``--fabric schedule`` the schedule fabric loaded with one
-schedule (a generator at ``--n``, or a file); ``prove-sweep`` proves many and
+schedule (a generator at ``--n``, or a file), or with ``--fabric network`` the
+network fabric of a topology loaded with one schedule (a file, or the
+generator of ``--primitive``); ``prove-sweep`` proves many and
 prints the Markdown table of docs/proofs.md. Exit status 0 when every property is proven, 1 when one
 failed or was not proven within ``--timeout`` (a verdict), 2 for bad usage.
 """
@@ -66,8 +68,9 @@ def _schedule_words(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from .hw.proofs.catalog import (MUTANTS, OPTION_SETS, ORDER_FAMILIES, SCHEDULE_FAMILIES,
-                                    SCHEDULE_MUTANTS)
+    from .hw.proofs.catalog import (MUTANTS, NETWORK_MUTANTS, NETWORK_PRIMITIVES, OPTION_SETS,
+                                    ORDER_FAMILIES, SCHEDULE_FAMILIES, SCHEDULE_MUTANTS)
+    from .network_hw_cli import add_network_arguments
 
     p = sub.add_parser(
         "prove", help="formal proofs of one fabric (SymbiYosys)",
@@ -78,28 +81,37 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the rule. With --fabric schedule: that the schedule fabric, loaded with one "
         "schedule through its load port, gives every node every item the primitive needs "
         "with its word, never drives a receiving port from two sources, stores nothing "
-        "after done and is busy for exactly L+1 cycles. Exit 0 proven, 1 a property failed or "
-        "timed out, 2 bad usage.",
+        "after done and is busy for exactly L+1 cycles. With --fabric network: that the "
+        "network fabric of --topology, loaded with --schedule FILE or the generator of "
+        "--primitive, sends, stores and combines exactly as programmed on every link in every "
+        "cycle, delivers on every link the word sent, and ends with the model's stores and "
+        "accumulators. Exit 0 proven, 1 a property failed or timed out, 2 bad usage.",
         epilog="Mutants (each must fail): " + "; ".join(f"{k}: {v}" for k, v in MUTANTS.items())
         + ". Schedule-fabric mutants: "
-        + "; ".join(f"{k}: {v}" for k, v in SCHEDULE_MUTANTS.items()) + ".")
+        + "; ".join(f"{k}: {v}" for k, v in SCHEDULE_MUTANTS.items()) + ". Network-fabric "
+        "mutants: " + "; ".join(f"{k}: {v}" for k, v in NETWORK_MUTANTS.items()) + ".")
     add_config_arguments(p, n_default=3, order_default="identity")
     # unset unless given, so --fabric schedule can refuse them (filled in by cmd_prove)
     p.set_defaults(n=None, order=None)
-    names = sorted(set(MUTANTS) | set(SCHEDULE_MUTANTS))
+    names = sorted(set(MUTANTS) | set(SCHEDULE_MUTANTS) | set(NETWORK_MUTANTS))
     p.add_argument("--mutate", choices=names, default=None, metavar="NAME",
                    help="prove a deliberately broken design instead (" + ", ".join(names)
                    + "); it must fail")
     g = p.add_argument_group("schedule fabric")
-    g.add_argument("--fabric", choices=("fsm", "schedule"), default=None,
+    g.add_argument("--fabric", choices=("fsm", "schedule", "network"), default=None,
                    help="fsm (default): the fabric of one configuration; schedule: the "
                    "schedule fabric loaded with --schedule-family at --n, or --schedule FILE "
-                   "(either implies it)")
+                   "(either implies it); network: the network fabric of --topology loaded "
+                   "with --schedule FILE or --primitive NAME")
     g.add_argument("--schedule-family", choices=SCHEDULE_FAMILIES, default=None,
                    metavar="NAME", help="the generator to load: " + ", ".join(SCHEDULE_FAMILIES))
     g.add_argument("--schedule", default=None, metavar="FILE.json",
                    help="a schedule file to load (any valid schedule; it gives N)")
     _schedule_words(g)
+    add_network_arguments(p)
+    p.add_argument("--primitive", choices=NETWORK_PRIMITIVES, default=None,
+                   help="--fabric network: load the generator of this primitive on --topology "
+                   "(gossip: all-port; reduce: to node 0; allreduce)")
     p.add_argument("--only", choices=("fabric", "resolver"), default=None,
                    help="run only the fabric proof or only the resolver equivalence")
     _common(p)
@@ -146,15 +158,20 @@ def _names(text: str, known, what: str, option: str) -> list[str]:
     return names
 
 
+def _known_mutant(args: argparse.Namespace, mutants, fabric: str) -> None:
+    """Refuse a ``--mutate`` that is not one of ``fabric``'s mutants."""
+    if args.mutate is not None and args.mutate not in mutants:
+        raise UsageError(f"--mutate {args.mutate} is not a {fabric}-fabric mutant (expected one "
+                         f"of {', '.join(mutants)})")
+
+
 def _schedule_prove(args: argparse.Namespace) -> int:
     """``prove --fabric schedule``: one schedule loaded into the schedule fabric."""
     from .hw.proofs.catalog import SCHEDULE_MUTANTS
     from .hw.proofs.suite import PROOF_WIDTH, schedule_job
 
     refuse_given(args, (*FSM_OPTIONS, ("--only", "only", None)), "only to --fabric fsm")
-    if args.mutate is not None and args.mutate not in SCHEDULE_MUTANTS:
-        raise UsageError(f"--mutate {args.mutate} is not a schedule-fabric mutant (expected one "
-                         f"of {', '.join(SCHEDULE_MUTANTS)})")
+    _known_mutant(args, SCHEDULE_MUTANTS, "schedule")
     if (args.schedule is None) == (args.schedule_family is None):
         raise UsageError("--fabric schedule needs one of --schedule-family NAME (with --n) "
                          "or --schedule FILE")
@@ -187,9 +204,77 @@ def _schedule_prove(args: argparse.Namespace) -> int:
                                     args.words)])
 
 
-def cmd_prove(args: argparse.Namespace) -> int:
-    from .hw.proofs.catalog import MUTANTS, RESOLVER_MUTANTS
+#: The largest network proved: the state grows with the ports and the slots.
+MAX_NETWORK_NODES = 8
 
+
+def _network_schedule(args: argparse.Namespace):
+    """The schedule and its fabric's topology that ``prove --fabric network`` loads."""
+    from .model.schedules.ir import load
+    from .network_hw_cli import network_topology
+
+    topo = None
+    if args.topology is not None:
+        topo = network_topology(args)
+    else:
+        refuse_given(args, (("--n", "n", None), ("--k", "k", None), ("--a", "a", None),
+                            ("--b", "b", None)), "only with --topology")
+    if args.schedule is not None:
+        s = load(args.schedule)
+        topo = s.topology if topo is None else topo
+    elif topo is None:
+        raise UsageError("--primitive needs --topology (and its --n, --k or --a/--b)")
+    if topo.n > MAX_NETWORK_NODES:
+        raise UsageError(f"--topology {topo.name}: N={topo.n}; network proofs are run for "
+                         f"N <= {MAX_NETWORK_NODES}")
+    if args.schedule is not None:
+        from pathlib import PurePath
+        return s, topo, PurePath(args.schedule).name
+    from .model.algorithms.allport import allport_gossip
+    from .model.algorithms.reduce import allreduce_schedule, reduce_schedule
+    make = {"gossip": allport_gossip, "reduce": lambda t: reduce_schedule(t, 0),
+            "allreduce": allreduce_schedule}[args.primitive]
+    return make(topo), topo, args.primitive
+
+
+def _network_prove(args: argparse.Namespace) -> int:
+    """``prove --fabric network``: one schedule loaded into the network fabric of a topology."""
+    from .hw.proofs.catalog import NETWORK_MUTANTS
+    from .hw.proofs.suite import PROOF_WIDTH, network_job
+
+    refuse_given(args, (*FSM_OPTIONS, ("--only", "only", None)), "only to --fabric fsm")
+    refuse_given(args, (("--schedule-family", "schedule_family", None),
+                        ("--words", "words", "free")), "only to --fabric schedule")
+    if args.mode != "bmc":
+        raise UsageError("--mode prove: the network fabric is proved by bounded model checking "
+                         "over the load, the run and the read-back (--mode bmc)")
+    _known_mutant(args, NETWORK_MUTANTS, "network")
+    if (args.schedule is None) == (args.primitive is None):
+        raise UsageError("--fabric network needs one of --schedule FILE or --primitive NAME "
+                         "(with --topology)")
+    from .model.schedules.network_program import compile_network
+    try:
+        s, topo, label = _network_schedule(args)
+        program = compile_network(s, topology=topo, op=args.op or "sum", width=PROOF_WIDTH)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if args.mutate is not None:
+        from .hw.proofs.network_harness import network_harness_writes
+        try:  # one the program cannot show: before any tool
+            network_harness_writes(program, args.mutate)
+        except ValueError as e:
+            raise UsageError(f"--mutate {args.mutate}: {e}") from None
+    return _run(args, [network_job(program, label, args.mutate, args.depth)])
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from .hw.proofs.catalog import MUTANTS, NETWORK_MUTANTS, RESOLVER_MUTANTS
+    from .network_hw_cli import NETWORK_OPTIONS
+
+    if args.fabric == "network":
+        return _network_prove(args)
+    refuse_given(args, (*NETWORK_OPTIONS, ("--primitive", "primitive", None)),
+                 "only to --fabric network")
     schedule = args.schedule is not None or args.schedule_family is not None
     if args.fabric == "schedule" or (args.fabric is None and schedule):
         return _schedule_prove(args)
@@ -198,7 +283,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.words != "free":
         raise UsageError("--words applies only to --fabric schedule")
     if args.mutate is not None and args.mutate not in MUTANTS:
-        raise UsageError(f"--mutate {args.mutate} applies only to --fabric schedule")
+        where = "network" if args.mutate in NETWORK_MUTANTS else "schedule"
+        raise UsageError(f"--mutate {args.mutate} applies only to --fabric {where}")
     args.n = 3 if args.n is None else args.n
     args.order = "identity" if args.order is None else args.order
     from .hw.proofs.suite import fabric_job, resolver_job

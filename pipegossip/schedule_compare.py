@@ -40,28 +40,38 @@ NETWORK_ROWS_MAX_N = 256
 
 
 def network_cases(n: int) -> list[tuple[str, Callable[[], Schedule]]]:
-    """The network generators' rows for ``n``: hypercube (n = 2^k), cycle (n >= 3)
-    and the squarest torus ``a x b`` with ``3 <= a <= b``, each with its
-    all-port gossip and allreduce (reduce to node 0 on the hypercube)."""
+    """The network generators' rows for ``n``, each with its all-port gossip (hypercube,
+    cycle, torus), allreduce and reduce to node 0: hypercube (n = 2^k), cycle (n >= 3),
+    path, the squarest torus ``a x b`` with ``3 <= a <= b`` and the squarest mesh with
+    ``2 <= a <= b``."""
     from .model.algorithms.allport import allport_gossip
     from .model.algorithms.reduce import allreduce_schedule, reduce_schedule
     from .model.schedules.topologies import topology
     if n > NETWORK_ROWS_MAX_N:
         return []
     graphs = []
+
+    def squarest(low: int) -> int | None:
+        return max((d for d in range(low, math.isqrt(n) + 1) if n % d == 0), default=None)
+
     if n & (n - 1) == 0 and n >= 4:
-        graphs.append(("hypercube", topology("hypercube", k=n.bit_length() - 1)))
+        graphs.append(("hypercube", topology("hypercube", k=n.bit_length() - 1), True))
     if n >= 3:
-        graphs.append(("cycle", topology("cycle", n=n)))
-    a = max((d for d in range(3, math.isqrt(n) + 1) if n % d == 0), default=None)
+        graphs.append(("cycle", topology("cycle", n=n), True))
+    if n >= 2:
+        graphs.append(("path", topology("path", n=n), False))
+    a = squarest(3)
     if a is not None:
-        graphs.append((f"torus {a}x{n // a}", topology("torus", a=a, b=n // a)))
+        graphs.append((f"torus {a}x{n // a}", topology("torus", a=a, b=n // a), True))
+    a = squarest(2)
+    if a is not None:
+        graphs.append((f"mesh {a}x{n // a}", topology("mesh", a=a, b=n // a), False))
     out = []
-    for label, t in graphs:
-        out.append((f"all-port {label}", lambda t=t: allport_gossip(t)))
+    for label, t, allport in graphs:
+        if allport:
+            out.append((f"all-port {label}", lambda t=t: allport_gossip(t)))
         out.append((f"allreduce {label}", lambda t=t: allreduce_schedule(t)))
-        if label == "hypercube":
-            out.append(("reduce hypercube", lambda t=t: reduce_schedule(t, 0)))
+        out.append((f"reduce {label}", lambda t=t: reduce_schedule(t, 0)))
     return out
 
 

@@ -118,7 +118,7 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     """Load, check and co-simulate schedule files; returns the :class:`CosimReport`.
 
     ``stream``, ``banks`` and ``via``: see
-    :func:`pipegossip.sim.schedule_cosim.cosim_schedules`.
+    :func:`pipegossip.sim.schedule.cosim.cosim_schedules`.
 
     Raises
     ------
@@ -133,7 +133,7 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     from .model.schedules.ir import load
     from .model.schedules.program import cycles_for
     from .model.schedules.validate import check
-    from .sim.schedule_cosim import cosim_schedules
+    from .sim.schedule.cosim import cosim_schedules
     schedules = []
     for f in files:
         s = load(f)
@@ -164,7 +164,7 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
 def _check_build_memory(schedules, width: int, depth: int | None) -> None:
     """Refuse a Verilator build whose estimated peak exceeds the ``memory`` budget.
 
-    One build per N, sized as :func:`~pipegossip.sim.schedule_cosim.cosim_schedules`
+    One build per N, sized as :func:`~pipegossip.sim.schedule.cosim.cosim_schedules`
     sizes it: the longest program rounded up to a power of two, N slots.
     """
     from .model.schedules.program import cycles_for
@@ -180,7 +180,7 @@ def _check_build_memory(schedules, width: int, depth: int | None) -> None:
 def cosim_text(report) -> str:
     """One line per schedule and a summary with the build count."""
     from .model.schedules.stream import StreamProgram
-    from .sim.judge_schedule import port_figures
+    from .sim.judge.schedule import port_figures
     lines = []
     for r in report.results:
         p, v = r.program, r.verdict
@@ -209,7 +209,7 @@ def cosim_text(report) -> str:
 
 def cosim_report_json(report) -> dict:
     """The JSON object of ``--format json``: overall match, builds, one verdict per schedule."""
-    from .sim.judge_schedule import schedule_verdict_json
+    from .sim.judge.schedule import schedule_verdict_json
     return dict(match=report.match, builds=len(report.builds),
                 builds_compiled=report.builds_made,
                 results=[schedule_verdict_json(r.verdict) for r in report.results])

@@ -25,12 +25,12 @@ from .model.engine import simulate
 from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, decimal,
                       nonnegative_int, positive_int, progress_printer, refuse_given, word_width)
 from .options import missing_config
-from .sim.cosim import CosimResult, cosimulate
-from .sim.judge import model_result
-from .sim.runner import SIMULATORS, CosimError
-from .sim.simulators import Recipe
+from .sim.fabric.cosim import CosimResult, cosimulate
+from .sim.judge.fabric import model_result
+from .sim.fabric.runner import SIMULATORS, CosimError
+from .sim.tools.simulators import Recipe
 from .sim.throughput import throughput
-from .sim.toolchain import ToolchainError
+from .sim.tools.toolchain import ToolchainError
 from .sim.waves import WAVE_FORMATS, waves_requested
 
 __all__ = ["register", "cosim_json"]
@@ -415,8 +415,8 @@ def _fast_runs(args: argparse.Namespace, n: int) -> int:
     """Fast-mode runs at ``n``: ``--fast-runs``, or as many as fill ``--fast-cycles``."""
     if args.fast_runs is not None:
         return args.fast_runs
-    from .sim.cosim import default_runs
-    from .sim.fast_mode import run_cycles
+    from .sim.fabric.runner import default_runs
+    from .sim.fast.mode import run_cycles
     config = RunConfig.family(n, "pipelined")
     per_run = run_cycles(config, default_runs(config, [0, 1])[1:])  # a run after the first
     return max(1, -(-args.fast_cycles // per_run))
@@ -453,7 +453,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             for recipe in [] if args.workloads_only else recipes:
                 for mode in args.modes:
                     if mode == "fast" and recipe != Recipe():
-                        continue  # the fast mode has its own recipes (fast_mode.recipe_for)
+                        continue  # the fast mode has its own recipes (fast.mode.recipe_for)
                     runs = _fast_runs(args, n) if mode == "fast" else args.runs
                     points.append(bench_one(RunConfig.family(n, "pipelined"), args.width, runs,
                                             recipe, progress=say, mode=mode,

@@ -177,7 +177,7 @@ def cmd_conjecture21(args: argparse.Namespace) -> int:
 
 def cmd_cosim_sweep(args: argparse.Namespace) -> int:
     # Imported here: the command line registers its commands without the simulator stack.
-    from .sim.runner import check_simulator
+    from .sim.fabric.runner import check_simulator
     from .sim.sweep_job import cosim_configs, cosim_jobs
 
     check_simulator(args.simulator)  # not a job failure to retry: exit 2 like cosim

@@ -5,7 +5,7 @@ root, so the shared cache is neither used nor disturbed) and runs a number of
 back-to-back gossip runs on it. Build time is wall time of the whole build
 (Verilog generation, Verilator, C++ compile and link), with Verilator's
 run-time library already compiled (it is compiled once per machine, see
-:mod:`pipegossip.sim.verilator_runtime`); the CPU time of the build's child
+:mod:`pipegossip.sim.tools.verilator_runtime`); the CPU time of the build's child
 processes is given too, since wall time depends on what else the machine is
 doing, and the generation's own wall time (Amaranth elaboration and Verilog
 export, in this process) is split out.
@@ -21,8 +21,8 @@ and (fast mode) making the expected trace:
   build exists.
 
 ``mode`` is ``trace`` (every port sampled every cycle) or ``fast``
-(:mod:`pipegossip.sim.fast_mode`; its runs are batched in the hardware,
-:mod:`pipegossip.sim.fast_batch`, unless ``batch`` is off).
+(:mod:`pipegossip.sim.fast.mode`; its runs are batched in the hardware,
+:mod:`pipegossip.sim.fast.batch`, unless ``batch`` is off).
 
 :func:`bench_workload` times one long run from nothing to the verdict, build
 included (N=64 identity: L=3 071 cycles; pipelined with 100 sessions: L=12 797).
@@ -42,12 +42,11 @@ from pathlib import Path
 
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
-from . import build_cache
-from .cosim import default_runs
-from .judge import judge
+from .tools import build_cache
+from .judge.fabric import judge
 from .paths import build_root
-from .runner import build, run_build
-from .simulators import DEFAULT_RECIPE, Recipe, sized
+from .fabric.runner import build, default_runs, run_build
+from .tools.simulators import DEFAULT_RECIPE, Recipe, sized
 
 __all__ = ["BenchPoint", "bench_one", "bench_workload", "bench_regression", "WORKLOADS",
            "REGRESSION_TESTS", "RegressionPoint"]
@@ -112,8 +111,8 @@ def _children_cpu() -> float:
 
 def _generate(config: RunConfig, width: int, mode: str) -> float:
     """Generate (and keep in the process's cache) the Verilog a build needs; its wall time."""
-    from .fast_build import fabric_text
-    from .fast_mode import expected_hex, top_text
+    from .fast.build import fabric_text
+    from .fast.mode import expected_hex, top_text
 
     fabric_text.cache_clear()
     expected_hex.cache_clear()
@@ -139,8 +138,8 @@ def bench_one(config: RunConfig, width: int = 8, runs: int = 20,
     generation is part of ``build_seconds`` and also given alone
     (``generate_seconds``).
     """
-    from .fast_build import fabric_text
-    from .fast_mode import build_fast, expected_hex, recipe_for, run_cycles, run_fast
+    from .fast.build import fabric_text
+    from .fast.mode import build_fast, expected_hex, recipe_for, run_cycles, run_fast
 
     root = Path(root) if root is not None else build_root().parent / "cosim-bench"
     cpu0 = _children_cpu()
@@ -224,7 +223,7 @@ def bench_regression(mode: str, checkout: Path, root: Path) -> RegressionPoint:
     Cold: an empty build cache at ``root`` (the shared Verilator run-time
     library stays cached); warm: the same again, every build reused. The mode
     reaches the tests through ``$PIPEGOSSIP_COSIM_MODE``
-    (:func:`~pipegossip.sim.cosim.cosimulate`'s default).
+    (:func:`~pipegossip.sim.fabric.cosim.cosimulate`'s default).
 
     Raises
     ------

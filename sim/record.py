@@ -1,10 +1,10 @@
 """The one trace record of a fabric run, and the cocotb job that asks for it.
 
 :class:`HwRun` is simulator-neutral: the cocotb testbench
-(:mod:`pipegossip.sim.testbench`), the Amaranth-simulator runner
-(:mod:`pipegossip.sim.amaranth_run`) and the waveform read-back
+(:mod:`pipegossip.sim.fabric.testbench`), the Amaranth-simulator runner
+(:mod:`pipegossip.sim.fabric.amaranth_run`) and the waveform read-back
 (:mod:`pipegossip.waveforms.readback`) each produce one, and
-:func:`pipegossip.sim.judge.judge` is the only code that holds one against the
+:func:`pipegossip.sim.judge.fabric.judge` is the only code that holds one against the
 model. It holds the fabric's ports once per clock cycle, sampled as a flip-flop
 would capture them: the outputs (action/peer rows, used, busy, done, cycle,
 stall, the delivery fields with source, session and word, ``ready``) and the
@@ -163,7 +163,7 @@ class HwRun:
         What the producer saw but could not record as a sample (x/z values,
         a port contradicting another); the judge lists each as a mismatch.
     summary : dict or None
-        A fast-mode record (:mod:`pipegossip.sim.fast_mode`): the hardware
+        A fast-mode record (:mod:`pipegossip.sim.fast.mode`): the hardware
         checker's summary of the run instead of per-cycle samples (which are
         then empty, and every field is :attr:`missing`); the judge holds it
         against the model with summary checks.

@@ -2,7 +2,7 @@
 
 One sweep-runner job (:mod:`pipegossip.sweep`) per configuration,
 :func:`cosim_point`: it builds the fabric, or reuses its build from the
-content-addressed build cache (:func:`pipegossip.sim.runner.build`, shared by
+content-addressed build cache (:func:`pipegossip.sim.fabric.runner.build`, shared by
 every job and command that simulates the same fabric on that machine), runs
 one simulation of back-to-back runs, one per word seed, and judges each run by
 the golden model. The result is the verdict summary, without timings, so
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
 from ..sweep import Job
-from .cosim import cosimulate
-from .runner import UnsupportedConfig
+from .fabric.cosim import cosimulate
+from .fabric.runner import UnsupportedConfig
 
 __all__ = ["COSIM_TOOLS", "cosim_configs", "cosim_jobs", "run_config", "cosim_point"]
 

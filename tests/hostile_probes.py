@@ -760,6 +760,17 @@ def _special() -> list[Probe]:
     p("prove/mutate-unknown", ["prove", "--mutate", "nope"], "refused")
     p("prove/only-bad", ["prove", "--only", "both"], "refused")
     p("prove/out-foreign", ["prove", "--n", "3", "-o", "foreign"], "refused")
+    p("prove/network-nothing-to-load", ["prove", "--fabric", "network"], "refused")
+    p("prove/network-too-large", ["prove", "--fabric", "network", "--topology", "hypercube",
+                                  "--k", "9", "--primitive", "gossip"], "refused")
+    p("prove/network-unknown-topology", ["prove", "--fabric", "network", "--topology", "nope",
+                                         "--n", "4", "--primitive", "gossip"], "refused")
+    p("prove/network-k-huge", ["prove", "--fabric", "network", "--topology", "hypercube",
+                               "--k", "100000", "--primitive", "gossip"], "refused", timeout=30)
+    p("prove/network-out-foreign", ["prove", "--fabric", "network", "--topology", "path", "--n",
+                                    "4", "--primitive", "gossip", "-o", "foreign"], "refused")
+    p("prove/network-schedule-missing", ["prove", "--fabric", "network", "--schedule",
+                                         "missing.json"], "refused")
     p("prove-sweep/orders-bad", ["prove-sweep", "--orders", "nope"], "refused")
     p("prove-sweep/options-bad", ["prove-sweep", "--options", "nope"], "refused")
     p("bench/unknown-case", ["bench", "--case", "nope"], "refused")

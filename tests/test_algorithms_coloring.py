@@ -7,7 +7,7 @@ from pipegossip.model.algorithms.coloring import (color_schedule, matchings, par
                                                    search_colors)
 from pipegossip.model.schedules.topologies import topology
 from pipegossip.model.schedules.validate import validate
-from pipegossip.network_cli import paper_tables
+from pipegossip.network_tables import paper_tables
 
 TABLE6 = [(fam, int(k), s) for fam, rows in paper_tables()["table6"].items()
           for k, s in rows.items()]

@@ -6,7 +6,7 @@ import pytest
 from pipegossip.model.algorithms.matching import _Graph, _match, _State, matching_schedule
 from pipegossip.model.schedules.topologies import topology
 from pipegossip.model.schedules.validate import validate
-from pipegossip.network_cli import paper_tables
+from pipegossip.network_tables import paper_tables
 from pipegossip.network_tables import PORTFOLIO
 
 FAMILIES = [("complete", {"n": 7}), ("path", {"n": 6}), ("cycle", {"n": 7}),

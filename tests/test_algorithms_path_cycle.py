@@ -60,10 +60,11 @@ def test_triangle_beats_table1_p_gt_1_row():
         assert "optimal 2 rounds, Table 1 says 3" in s.origin["source"]
 
 
-@pytest.mark.parametrize("n,p", [(2, 1), (3, 0), (True, 1), (5, 1.5)])
-def test_bad_arguments(n, p):
+@pytest.mark.parametrize("n,p", [(2, 1), (3, 0), (True, 1), (5, 1.5), (5, True), (3.0, 1)])
+@pytest.mark.parametrize("make", [path_gossip, cycle_gossip])
+def test_bad_arguments(make, n, p):
     with pytest.raises(ValueError):
-        path_gossip(n, p)
+        make(n, p)
 
 
 @pytest.mark.slow

@@ -83,3 +83,41 @@ def test_large_k():
     for k in (13, 14):
         assert validate(polling_hypercube(k)).messages == prop8_messages(k)
         assert validate(polling_complete(k)).messages == prop3_messages(k)
+
+
+@pytest.mark.parametrize("n, rounds, plan", [
+    (2, None, (0, 2, 2)),    # question out, response back
+    (3, None, (0, 3, 3)),    # the triangle 0 -> 1 -> 2 -> 0 (s = 1 ties at 3: the first wins)
+    (5, None, (1, 2, 6)),    # s = 0 would need 2 paths from one leaf
+    (8, None, (1, 4, 9)),    # Proposition 3's shape; s = 2, c = 2 ties at 9: the first wins
+    (12, None, (2, 3, 14)),  # s = 1 would need 3 paths from 2 nodes
+    (8, 8, (0, 8, 8)),       # enough rounds for one path through every node
+    (8, 3, None)])           # below Proposition 2: no member of the family fits
+def test_family_plan_worked_by_hand(n, rounds, plan):
+    # cost 2(2^s - 1) + E + paths, E = n - 2^(s+1) + 1 new nodes, paths of c - 1 of them
+    assert family_plan(n, rounds) == plan
+
+
+@pytest.mark.parametrize("n, messages", [(2, 2), (3, 3), (5, 6), (12, 14)])
+def test_general_small_n_messages(n, messages):
+    v = _check(polling_general(n))
+    assert (v.R, v.messages) == (prop2_rounds(n), messages)
+
+
+def test_proposition2_below_two_nodes_is_zero():
+    assert prop2_rounds(1) == 0 and prop2_rounds(0) == 0
+
+
+@pytest.mark.parametrize("n", [1, 0, 65537, True, 2.0])
+def test_general_bad_n(n):
+    with pytest.raises(ValueError, match="2..65536"):
+        polling_general(n)
+
+
+def test_k_range_ends_at_16():
+    # building K_65536 is out of a unit test's reach: the range check alone
+    from pipegossip.model.algorithms.polling import _check_k
+    assert _check_k(16, 3) == 16 and _check_k(3, 3) == 3
+    for bad in (17, 2, True):
+        with pytest.raises(ValueError):
+            _check_k(bad, 3)

@@ -53,6 +53,12 @@ def test_allreduce_meets_its_bound(name, params):
         assert s.model == "F1" and v.R == t.n.bit_length() - 1 and _whole_sets(s)
     elif algo == "allreduce-dimensionwise":
         assert s.model == "Fstar" and v.R == diameter(t)
+    elif algo == "allreduce-allport-tokens":
+        # chosen over the tree only when it takes no more rounds; every message one token
+        assert s.model == "Fstar" and diameter(t) <= v.R <= 2 * radius(t)
+        assert all(len(m.items) == 1 for rnd in s.rounds for m in rnd)
+        from pipegossip.model.schedules.network_program import compile_network
+        assert compile_network(s).cycles == v.R  # the network fabric runs it
     else:
         assert algo == "allreduce-tree" and s.model == "Hstar" and v.R == 2 * radius(t)
         # the down phase sends a part of the parent's set, from round radius + 1

@@ -34,6 +34,8 @@ def _expected(n, p):
         return n * n // 4
     if n == 8 and p >= 4:  # the 3-cube
         return 12
+    if (n, p) in ((8, 3), (9, 3), (10, 3)):  # the solver's stored sequences
+        return {8: 13, 9: 17, 10: 19}[n]
     return paper_count(n, p)  # the paper's own count of its four phases
 
 
@@ -50,7 +52,43 @@ def test_schemes_beat_the_protocol(n, p, scheme):
 
 def test_issue_optima():
     # the exact optima the generator must meet (SAT, docs/literature.md)
-    assert [_check(n, p).calls for n, p in ((6, 2), (8, 4), (8, 2), (7, 4))] == [9, 12, 16, 10]
+    assert [_check(n, p).calls for n, p in ((6, 2), (8, 4), (8, 2), (7, 4), (8, 3))] == \
+        [9, 12, 16, 10, 13]
+    assert "found by the exact search" in short_messages(8, 3).origin["source"]
+
+
+def test_never_worse_than_before():
+    # calls of every (n, p), n <= 16, p <= n-1, as the generator made them at
+    # commit 9761a77 (before the solver's sequences): none may grow
+    import json
+    import pathlib
+
+    from pipegossip.model.algorithms import short_messages_found as found
+    path = pathlib.Path(__file__).parent / "fixtures" / "short_messages_calls_9761a77.json"
+    before = json.loads(path.read_text())
+    assert len(before) == sum(n - 1 for n in range(2, 17))
+    better = []
+    for key, calls in before.items():
+        n, p = map(int, key.split(","))
+        now = len(best_calls(n, p)[0])
+        assert now <= calls, (n, p, now, calls)
+        if now < calls:
+            better.append((n, p))
+    assert better == sorted(found.FOUND)
+
+
+def test_stored_sequences_are_checked(monkeypatch):
+    # a stored sequence is replayed call by call: a block the sender lacks, a
+    # packet over p, or a gossip left incomplete is refused, never used
+    from pipegossip.model.algorithms import short_messages_found as found
+    good = found.FOUND[8, 3]["calls"]
+    assert validate(short_messages(8, 3)).calls == len(good) == 13
+    for bad in ([(0, 1, [0], [1, 2])] + good[1:],          # 1 does not hold 2 yet
+                good[:5] + [(1, 4, [0, 1, 2, 3], [4])] + good[6:],  # 1 lacks 2, 3; > p
+                good[:-1]):                               # node 3 or 5 left short
+        monkeypatch.setitem(found.FOUND, (8, 3), {**found.FOUND[8, 3], "calls": bad})
+        with pytest.raises(AssertionError):
+            best_calls(8, 3)
 
 
 def test_schemes_refuse_where_they_do_not_fit():
@@ -185,6 +223,51 @@ def test_symmetry_breaks_agree(symmetry):
     assert r.optimum == 9 and [v for _, v, _ in r.steps] == ["UNSAT", "SAT"]
     assert validate(calls_schedule(6, 3, r.calls)).calls == 9
     assert min_calls_sat(7, 4, 10, 11, symmetry=symmetry).optimum == 10
+
+
+def test_counting_clauses_settle_8_3():
+    # bound (1) has no slack at 12 calls for n = 8, p = 3: every message must
+    # be full, which the counting clauses give each message; without them the
+    # solver ran for over 600 s of CPU. Glucose (deterministic) with a budget
+    # of 2,000 conflicts: the counting encoding is refuted (262 conflicts when
+    # written), the plain one is not. A wrong clause either refutes the
+    # optima below (SAT at zero slack) or leaves 12 undecided in the budget.
+    pytest.importorskip("pysat")
+    from pysat.solvers import Solver
+    from pipegossip.model.algorithms.short_messages_search import _cnf, slack
+    assert slack(8, 3, 12) == 0 == slack(6, 2, 9) == slack(4, 2, 4) and slack(8, 3, 11) < 0
+    verdicts = []
+    for counting in (True, False):
+        with Solver(name="glucose4", bootstrap_with=_cnf(8, 3, 12, "first-calls",
+                                                          counting)[0]) as s:
+            s.conf_budget(2000)
+            verdicts.append(s.solve_limited())
+    assert verdicts == [False, None]
+
+
+@pytest.mark.parametrize("n,p,m", [(6, 2, 9), (4, 2, 4), (7, 2, 13)])
+def test_counting_keeps_schedules_at_zero_or_small_slack(n, p, m):
+    # c(6,2) = 9 and c(4,2) = 4 sit at slack 0, c(7,2) = 13 at slack 3 > p:
+    # the counting clauses must still let the solver find them, and the
+    # solver's schedule must pass the validator
+    pytest.importorskip("pysat")
+    from pipegossip.model.algorithms.short_messages_search import calls_schedule, min_calls_sat
+    for counting in (True, False):
+        r = min_calls_sat(n, p, m, m + 1, symmetry="first-calls", counting=counting)
+        assert [v for _, v, _ in r.steps] == ["SAT"], counting
+        v = validate(calls_schedule(n, p, r.calls))
+        assert v.valid and v.calls == m, v.error
+
+
+def test_one_count_verdicts_stand_alone():
+    # minimal=False drops "every call carries a block": an UNSAT verdict on one
+    # M must then prove c(n,p) > M, so an M above the optimum stays SAT (n = 2:
+    # two blocks to move, so a third call has nothing left to carry)
+    pytest.importorskip("pysat")
+    from pipegossip.model.algorithms.short_messages_search import min_calls_sat
+    assert [v for _, v, _ in min_calls_sat(2, 1, 3, 4, minimal=False).steps] == ["SAT"]
+    assert [v for _, v, _ in min_calls_sat(2, 1, 3, 4).steps] == ["UNSAT"]
+    assert [v for _, v, _ in min_calls_sat(5, 2, 6, 7, minimal=False).steps] == ["UNSAT"]
 
 
 def test_search_rejects_unknown_solver():

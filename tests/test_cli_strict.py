@@ -137,7 +137,7 @@ def test_warnings_are_one_line_without_source_paths(capsys):
 
 def test_cosim_sweep_without_iverilog_is_usage(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("pipegossip.sim.runner.iverilog_available", lambda: False)
+    monkeypatch.setattr("pipegossip.sim.fabric.runner.iverilog_available", lambda: False)
     err = refusal(capsys, ["cosim-sweep", "--simulator", "icarus", "--workers", "0"])
     assert "needs iverilog" in err
     assert list(tmp_path.iterdir()) == []

@@ -13,7 +13,7 @@ import pytest
 from pipegossip.cli import main
 from pipegossip.model.errors import ConfigError
 from pipegossip.sim.bench import REGRESSION_TESTS, WORKLOADS, bench_regression, bench_workload
-from pipegossip.sim.judge import model_result
+from pipegossip.sim.judge.fabric import model_result
 
 
 def test_workloads_are_the_long_runs():
@@ -30,8 +30,8 @@ def test_fast_cycles_sets_the_runs_per_size():
     """--fast-cycles C: as many runs as fill C cycles at each N; --fast-runs overrides."""
     import argparse
 
-    from pipegossip.sim.cosim import default_runs
-    from pipegossip.sim.fast_mode import run_cycles
+    from pipegossip.sim.fabric.runner import default_runs
+    from pipegossip.sim.fast.mode import run_cycles
     from pipegossip.sim_cli import _fast_runs
     from pipegossip.model.config import RunConfig
 

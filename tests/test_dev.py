@@ -25,9 +25,10 @@ def test_usage_line_for_an_unknown_command():
 def test_mutate_refuses_bad_arguments_before_installing_anything():
     for argv, start in ((["mutate"], "usage: python3 dev.py mutate"),
                         (["mutate", "sim/nope.py"], "dev.py mutate: unknown module sim/nope.py"),
-                        (["mutate", "--max-seconds", "soon", "sim/judge.py"],
+                        (["mutate", "--max-seconds", "soon", "sim/judge/fabric.py"],
                          "usage: python3 dev.py mutate"),
-                        (["mutate", "--frobnicate", "sim/judge.py"], "usage: python3 dev.py mutate")):
+                        (["mutate", "--frobnicate", "sim/judge/fabric.py"],
+                         "usage: python3 dev.py mutate")):
         r = subprocess.run([sys.executable, str(ROOT / "dev.py"), *argv], capture_output=True,
                            text=True, timeout=60)
         assert r.returncode == 2 and r.stderr.startswith(start), argv

@@ -12,7 +12,7 @@ import pytest
 from pipegossip.model import RunConfig
 from pipegossip.hw.export import verilog_text
 from pipegossip.hw.fabric import fabric_ports
-from pipegossip.sim.toolchain import use_verilator
+from pipegossip.sim.tools.toolchain import use_verilator
 
 #: Warning kinds Amaranth's Verilog output always produces (docs/hw.md,
 #: "Verilator lint"); anything else fails the lint test.
@@ -136,10 +136,21 @@ def test_export_needs_no_deep_python_stack():
 @pytest.mark.slow
 @pytest.mark.parametrize("n, order, width", [(362, "pipelined", 8), (1024, "identity", 1)])
 def test_export_at_the_fabric_budget(tmp_path, n, order, width):
-    """The largest fabrics the ``fabric-bits`` budget allows export, with no warnings."""
+    """The largest fabrics the ``fabric-bits`` budget allows export, with no warnings.
+
+    Unless the ``memory`` budget refuses them first, at once, with its
+    estimate: N = 1024 needs about 48 GiB (pipegossip/limits.py,
+    export_bytes), more than half of most machines' memory.
+    """
+    from pipegossip.limits import budget_limit, export_bytes
     proc = subprocess.run([sys.executable, "-m", "pipegossip", "verilog", "--n", str(n),
                            "--order", order, "--width", str(width), "-o",
                            str(tmp_path / "f.v")], capture_output=True, text=True)
+    if export_bytes(n) > budget_limit("memory"):
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert proc.stderr.count("\n") == 1 and "PIPEGOSSIP_MAX_MEMORY" in proc.stderr
+        assert not (tmp_path / "f.v").exists()
+        return
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("wrote "), proc.stderr[-2000:]
     assert (tmp_path / "f.v").read_text().count("\nmodule ") >= n

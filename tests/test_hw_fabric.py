@@ -4,7 +4,7 @@
 Glasgow style: one shared list of cases (:func:`cases`), a reference run
 (:func:`ref_run`, the model) and an RTL run (:func:`rtl_run`, the fabric in
 Amaranth's simulator, recorded as a trace record), compared cycle by cycle
-by the one judge (:func:`pipegossip.sim.judge.judge`).
+by the one judge (:func:`pipegossip.sim.judge.fabric.judge`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pipegossip.hw.fabric import Fabric, fabric_ports
 from pipegossip.hw.words import WordScheme
 from pipegossip.model import RunConfig, RunResult, simulate
 from pipegossip.model.runtable import WR, WS
-from pipegossip.sim.amaranth_run import run_fabric
-from pipegossip.sim.judge import judge, judge_watchdog
+from pipegossip.sim.fabric.amaranth_run import run_fabric
+from pipegossip.sim.judge.fabric import judge, judge_watchdog
 from pipegossip.sim.record import HwRun
 
 
@@ -78,7 +78,7 @@ def rtl_run(config: RunConfig, width: int = 8) -> HwRun:
 def check_against_model(config: RunConfig, width: int = 8) -> None:
     """The judge finds nothing, and could check everything.
 
-    The judge demands (sim/judge.py): the run lasts exactly L cycles (busy in
+    The judge demands (sim/judge/fabric.py): the run lasts exactly L cycles (busy in
     1..L, done from L+1 on, ``cycle`` counting 1..L) and every cycle shows
     the model's step, action AND peer, with ``used`` equal to the model's
     utilisation; ``stall`` never rises; idle outputs before the start (done

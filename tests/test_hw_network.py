@@ -2,11 +2,13 @@
 """The network fabric in Amaranth's simulator, judged; faults caught; ports, Verilog and lint."""
 
 import copy
+import json
 import re
 import subprocess
 
 import numpy as np
 import pytest
+from judge_records import fixture, fresh
 
 from pipegossip.hw.network import LATENCY, NetworkFabric, network_fabric_ports, network_size
 from pipegossip.hw.network.export import network_verilog_text
@@ -20,9 +22,9 @@ from pipegossip.model.algorithms.reduce import allreduce_schedule, reduce_schedu
 from pipegossip.model.algorithms.short_messages import short_messages
 from pipegossip.model.schedules.network_program import compile_network
 from pipegossip.model.schedules.topologies import topology
-from pipegossip.sim.judge_network import judge_network, network_verdict_json
-from pipegossip.sim.network_run import faulty_writes, network_job, run_network_amaranth
-from pipegossip.sim.toolchain import use_verilator
+from pipegossip.sim.judge.network import judge_network, network_verdict_json
+from pipegossip.sim.network.run import faulty_writes, network_job, run_network_amaranth
+from pipegossip.sim.tools.toolchain import use_verilator
 
 SMALL = {
     "path4": lambda: path_gossip(4, 1),
@@ -33,6 +35,11 @@ SMALL = {
     "reduce-mesh2x3": lambda: reduce_schedule(topology("mesh", a=2, b=3), 0),
     "allreduce-hypercube3": lambda: allreduce_schedule(topology("hypercube", k=3)),
     "all-port-cycle8": lambda: allport_gossip(topology("cycle", n=8)),
+    # forwarded parts of accumulators: stored words sent on from the store
+    "allreduce-path5": lambda: allreduce_schedule(topology("path", n=5)),
+    "allreduce-cycle6": lambda: allreduce_schedule(topology("cycle", n=6)),
+    "allreduce-mesh2x3": lambda: allreduce_schedule(topology("mesh", a=2, b=3)),
+    "reduce-cycle6": lambda: reduce_schedule(topology("cycle", n=6), 2),
 }
 #: The issue's table: (schedule, R, cycles); the 16- and 24-node ones are slow here.
 TABLE = {
@@ -115,6 +122,23 @@ def test_loaded_faults_are_caught_with_the_first_mismatch_named(fault, kind):
     assert first.kind == kind and first.cycle is not None and "port" in first.note
     later = {m.kind for m in v.mismatches}
     assert "delivery" in later  # the lost/misrouted/miscombined word shows at the end too
+
+
+def test_a_misroute_never_swaps_two_links_that_send_the_same_word():
+    # node 1 of the path first sends its accumulator on both links: swapping them is no
+    # fault, so the misroute moves a later send whose links differ, and the judge sees it
+    from pipegossip.hw.network.load import network_writes
+    p = compile_network(allreduce_schedule(topology("path", n=4)))
+    good, bad = network_writes(p, 4), faulty_writes(p, "misroute", 4)
+    (k,) = [i for i, (w, x) in enumerate(zip(good, bad)) if w != x]
+    kind, v, c, data = bad[k]
+    f, g = p.layout(v).decode(data), p.layout(v).decode(good[k][3])
+    lane = [tuple(x[f"{name}{j}"] for name in ("tx", "txacc", "txslot"))
+            for x in (f, g) for j in (0, 1)]
+    assert lane[0] == lane[3] and lane[1] == lane[2] and lane[2] != lane[3] and c > 0
+    (r,) = run_network_amaranth([p], jobs=[network_job("faulty", p, 4, bad)])
+    first = judge_network(p, r).first_mismatch
+    assert first.kind == "trace" and first.cycle == c + 1 + LATENCY and first.processor == v
 
 
 def test_the_judge_catches_each_planted_difference():
@@ -204,3 +228,8 @@ def test_verilator_lint_reports_only_the_waived_warnings(tmp_path, topo):
     found = re.findall(r"^%(Warning-[A-Z_]+|Error[^:]*): (.*)$", proc.stderr, re.M)
     kinds = {k.removeprefix("Warning-") for k, msg in found if not msg.startswith("Exiting")}
     assert kinds <= ALLOWED, [f for f in found if f[0].removeprefix("Warning-") not in ALLOWED]
+
+
+def test_the_judges_stored_records_are_what_the_fabric_does():
+    """tests/test_sim_judge_network.py judges stored records: they must be the fabric's."""
+    assert fresh("network") == json.loads(fixture("network").read_text())

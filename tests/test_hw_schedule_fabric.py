@@ -2,11 +2,13 @@
 """The schedule fabric in Amaranth's simulator, judged; its port table, Verilog and lint."""
 
 import copy
+import json
 import re
 import subprocess
 
 import numpy as np
 import pytest
+from judge_records import fixture, fresh
 
 from pipegossip.hw.ports import ScheduleSize, schedule_ports
 from pipegossip.hw.schedule import LATENCY, ScheduleFabric, schedule_fabric_ports
@@ -16,9 +18,9 @@ from pipegossip.model.algorithms.polling import polling_general
 from pipegossip.model.config import RunConfig
 from pipegossip.model.schedules import Message, Schedule, complete, schedule_of_config
 from pipegossip.model.schedules.program import compile_schedule
-from pipegossip.sim.judge_schedule import judge_schedule, schedule_verdict_json
-from pipegossip.sim.schedule_cosim import run_programs_amaranth
-from pipegossip.sim.toolchain import use_verilator
+from pipegossip.sim.judge.schedule import judge_schedule, schedule_verdict_json
+from pipegossip.sim.schedule.cosim import run_programs_amaranth
+from pipegossip.sim.tools.toolchain import use_verilator
 
 RUNS = [("identity", {}), ("pipelined", {}), ("identity", dict(substitute=True, receive="any"))]
 
@@ -133,3 +135,8 @@ def test_verilator_lint_reports_only_the_waived_warnings(tmp_path, n, width, dep
     for k, msg in found:
         if k.endswith("UNUSEDSIGNAL"):
             assert re.search(r"not used: '([^']+)'", msg).group(1) not in ports, msg
+
+
+def test_the_judges_stored_records_are_what_the_fabric_does():
+    """tests/test_sim_judge_schedule.py judges stored records: they must be the fabric's."""
+    assert fresh("schedule") == json.loads(fixture("schedule").read_text())

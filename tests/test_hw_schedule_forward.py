@@ -15,8 +15,8 @@ from pipegossip.model.schedules import Message, Schedule
 from pipegossip.model.schedules.network_program import compile_network
 from pipegossip.model.schedules.program import ACC, NONE, ProgramError, compile_schedule
 from pipegossip.model.schedules.topologies import topology
-from pipegossip.sim.judge_schedule import judge_schedule
-from pipegossip.sim.schedule_cosim import job_for, run_programs_amaranth
+from pipegossip.sim.judge.schedule import judge_schedule
+from pipegossip.sim.schedule.cosim import job_for, run_programs_amaranth
 
 CASES = [  # (name, schedule, cycles on the crossbar)
     ("allreduce-hypercube-2", lambda: allreduce_schedule(topology("hypercube", k=2)), 2),

@@ -1,11 +1,14 @@
 # amaranth: UnusedElaboratable=no
 """Amaranth-simulator unit tests of the schedule node and the crossbar it uses."""
 
+import pytest
+from amaranth.hdl import Module, Shape, Signal
+from amaranth.lib.wiring import Flow
 from amaranth.sim import Simulator
 from combinational import load_node, run_clocked
 
 from pipegossip.hw.crossbar import Crossbar
-from pipegossip.hw.schedule.node import ScheduleNode
+from pipegossip.hw.schedule.node import ScheduleNode, one_hot, select_by
 from pipegossip.model.schedules.program import EntryLayout
 
 
@@ -169,3 +172,201 @@ def test_a_read_sees_an_item_written_at_the_same_edge():
 
     _run(dut, bench)
     assert out["word"] == 0x22
+
+
+# The parameters, the port widths the docstring lists, and the idle/out-of-range
+# defaults; each test below was checked against a one-token change of node.py.
+
+
+@pytest.mark.parametrize("n, width, depth, slots", [(1, 8, 4, 4), (2, 0, 4, 4),
+                                                    (2, 8, 0, 4), (2, 8, 4, 0)])
+def test_parameters_below_their_minimum_are_refused(n, width, depth, slots):
+    with pytest.raises(ValueError, match="ScheduleNode"):
+        ScheduleNode(n, width, depth, slots)
+
+
+def test_the_smallest_node_is_built():
+    # n=2 and one-bit words, one entry, one slot: each parameter at its minimum
+    dut = ScheduleNode(2, 1, 1, 1)
+    assert Shape.cast(dut.signature.members["fetch_addr"].shape).width == 1
+
+
+def _ports(dut):
+    return {name: (m.flow, Shape.cast(m.shape).width)
+            for name, m in dut.signature.members.items()}
+
+
+@pytest.mark.parametrize("n, width, depth, slots, aw, sw, pw", [
+    (2, 8, 1, 1, 1, 1, 1), (3, 5, 2, 3, 1, 2, 2), (5, 6, 4, 4, 2, 2, 3),
+    (4, 8, 5, 5, 3, 3, 2), (8, 3, 8, 9, 3, 4, 3), (9, 3, 9, 8, 4, 3, 4)])
+def test_every_port_has_the_documented_direction_and_width(n, width, depth, slots, aw, sw, pw):
+    # fetch_addr/prog_addr ceil(log2 depth) (at least 1); slots SW and
+    # sources PW as in EntryLayout; strobes one bit
+    dut = ScheduleNode(n, width, depth, slots)
+    assert (dut.layout.slot_bits, dut.layout.node_bits) == (sw, pw)
+    I, O = Flow.In, Flow.Out
+    assert _ports(dut) == {
+        "fetch_en": (I, 1), "fetch_addr": (I, aw), "clear": (I, 1),
+        "prog_we": (I, 1), "prog_addr": (I, aw), "prog_data": (I, dut.layout.width),
+        "item_we": (I, 1), "item_slot": (I, sw), "item_data": (I, width),
+        "acc_we": (I, 1), "acc_data": (I, width), "rd_slot": (I, sw), "in_word": (I, width),
+        "select": (O, n), "out_word": (O, width), "rd_word": (O, width), "rd_held": (O, 1),
+        "acc": (O, width), "send_valid": (O, 1), "send_slot": (O, sw), "send_acc": (O, 1),
+        "recv_valid": (O, 1), "recv_source": (O, pw), "recv_slot": (O, sw), "recv_comb": (O, 1)}
+
+
+def test_idle_cycles_after_a_clear_leave_every_slot_unheld():
+    # neither a receive nor an item write: no held bit, slot 0 included
+    dut = ScheduleNode(2, 4, 2, 3)
+    out = {}
+
+    async def bench(ctx):
+        _item(ctx, dut, 0, 5)
+        await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        ctx.set(dut.clear, 1)
+        await ctx.tick()
+        ctx.set(dut.clear, 0)
+        for _ in range(3):
+            await ctx.tick()
+        got = []
+        for s in range(3):
+            ctx.set(dut.rd_slot, s)
+            await ctx.tick()
+            got.append(ctx.get(dut.rd_held))
+        out["held"] = got
+
+    _run(dut, bench)
+    assert out["held"] == [0, 0, 0]
+
+
+def test_a_read_back_slot_out_of_range_is_not_held():
+    # slots=3 leaves slot code 3 unused: "0 when out of range"
+    dut = ScheduleNode(2, 4, 2, 3)
+    out = {}
+
+    async def bench(ctx):
+        for s in range(3):
+            _item(ctx, dut, s, s + 1)
+            await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        ctx.set(dut.rd_slot, 3)
+        await ctx.tick()
+        out["held"] = ctx.get(dut.rd_held)
+
+    _run(dut, bench)
+    assert out["held"] == 0
+
+
+@pytest.mark.parametrize("count, width", [(3, 2), (5, 3)])
+def test_one_hot_and_select_by_give_0_out_of_range(count, width):
+    m = Module()
+    value = Signal(width)
+    hot = one_hot(m, value, count)
+    sel = select_by(m, value, [k + 1 for k in range(count)], 4)
+    seen = []
+
+    async def bench(ctx):
+        for v in range(2 ** width):
+            ctx.set(value, v)
+            seen.append((ctx.get(hot), ctx.get(sel)))
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [((1 << v, v + 1) if v < count else (0, 0)) for v in range(2 ** width)]
+
+
+def test_forwarding_combines_without_storing_and_sends_the_accumulator():
+    # the accumulator forwarding of a reduce program: acc_we loads the
+    # initial token, a combine entry without recv adds the input into the
+    # accumulator (selected, not stored), a send_acc entry sends it
+    n, slots = 3, 2
+    dut = ScheduleNode(n, 8, 4, slots)
+    lay = EntryLayout(n, slots)
+    prog = [lay.encode(combine=1, source=2, recv_slot=1),
+            lay.encode(send=1, send_acc=1, send_slot=0),
+            lay.encode(send=1, send_slot=0),
+            lay.encode(send_acc=1, send_slot=0)]  # send_acc without send sends nothing
+    seen = {}
+
+    async def bench(ctx):
+        await load_node(ctx, dut, [(0, 0x40)], prog)
+        ctx.set(dut.acc_we, 1)
+        ctx.set(dut.acc_data, 0x10)
+        await ctx.tick()
+        ctx.set(dut.acc_we, 0)
+        seen["loaded"] = ctx.get(dut.acc)
+        for c in range(len(prog) + 2):
+            ctx.set(dut.fetch_en, int(c < len(prog)))
+            ctx.set(dut.fetch_addr, min(c, len(prog) - 1))
+            x = c - 2
+            if 0 <= x < len(prog):
+                ctx.set(dut.in_word, 0x05 if x == 0 else 0x70)
+                seen[x] = dict(word=ctx.get(dut.out_word), select=ctx.get(dut.select),
+                               send=ctx.get(dut.send_valid), sacc=ctx.get(dut.send_acc),
+                               recv=ctx.get(dut.recv_valid), comb=ctx.get(dut.recv_comb),
+                               src=ctx.get(dut.recv_source))
+            await ctx.tick()
+        ctx.set(dut.fetch_en, 0)
+        ctx.set(dut.rd_slot, 1)
+        await ctx.tick()
+        seen["slot1_held"] = ctx.get(dut.rd_held)
+        seen["acc"] = ctx.get(dut.acc)
+
+    _run(dut, bench)
+    assert seen["loaded"] == 0x10
+    assert seen[0] == dict(word=seen[0]["word"], select=0b100, send=0, sacc=0, recv=0, comb=1,
+                           src=2)
+    assert seen[1] == dict(word=0x15, select=0, send=1, sacc=1, recv=0, comb=0, src=0)
+    assert (seen[2]["word"], seen[2]["send"], seen[2]["sacc"]) == (0x40, 1, 0)
+    assert (seen[3]["send"], seen[3]["sacc"], seen[3]["word"]) == (0, 0, 0x40)
+    assert seen["slot1_held"] == 0 and seen["acc"] == 0x15
+
+
+def test_an_accumulator_write_keeps_item_writes_and_loses_to_clear():
+    dut = ScheduleNode(2, 8, 2, 2)
+    out = {}
+
+    async def bench(ctx):
+        ctx.set(dut.acc_we, 1)
+        ctx.set(dut.acc_data, 0x33)
+        _item(ctx, dut, 1, 0x44)  # same edge as the accumulator write
+        await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        out["acc"] = ctx.get(dut.acc)
+        ctx.set(dut.acc_data, 0x55)
+        ctx.set(dut.clear, 1)  # clear wins over the accumulator write
+        await ctx.tick()
+        ctx.set(dut.clear, 0)
+        ctx.set(dut.acc_we, 0)
+        out["cleared"] = ctx.get(dut.acc)
+        ctx.set(dut.rd_slot, 1)
+        await ctx.tick()
+        out["held_after_clear"] = ctx.get(dut.rd_held)
+
+    _run(dut, bench)
+    assert out["acc"] == 0x33 and out["cleared"] == 0 and out["held_after_clear"] == 0
+
+
+def test_an_accumulator_write_keeps_the_held_bits():
+    # items held before it, and one written at the same edge, stay held
+    dut = ScheduleNode(2, 8, 2, 2)
+    out = {}
+
+    async def bench(ctx):
+        _item(ctx, dut, 0, 0x22)
+        await ctx.tick()
+        ctx.set(dut.acc_we, 1)
+        ctx.set(dut.acc_data, 0x33)
+        _item(ctx, dut, 1, 0x44)
+        await ctx.tick()
+        ctx.set(dut.item_we, 0)
+        ctx.set(dut.acc_we, 0)
+        for s in range(2):
+            ctx.set(dut.rd_slot, s)
+            await ctx.tick()
+            out[s] = (ctx.get(dut.rd_word), ctx.get(dut.rd_held))
+
+    _run(dut, bench)
+    assert out == {0: (0x22, 1), 1: (0x44, 1)}

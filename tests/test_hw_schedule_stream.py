@@ -12,8 +12,8 @@ from pipegossip.model.algorithms.limits import cyclic_shift, one_factor
 from pipegossip.model.schedules.program import EntryLayout, ProgramError, compile_schedule
 from pipegossip.model.schedules.stream import (VIA_LOAD, compile_stream, load_timetable,
                                                repeat_schedule)
-from pipegossip.sim.judge_schedule import judge_schedule, port_figures
-from pipegossip.sim.schedule_cosim import job_for, run_programs_amaranth
+from pipegossip.sim.judge.schedule import judge_schedule, port_figures
+from pipegossip.sim.schedule.cosim import job_for, run_programs_amaranth
 
 
 _run = run_clocked

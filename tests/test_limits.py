@@ -1,7 +1,10 @@
 # amaranth: UnusedElaboratable=no
 """One budget policy: refuse at once, with the estimate and how to raise it (rows 11, 13)."""
 
+import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -38,6 +41,8 @@ def test_estimate_covers_a_measured_run():
 def test_huge_runs_refused_before_allocating(monkeypatch, capsys, n):
     monkeypatch.delenv("PIPEGOSSIP_MAX_MEMORY", raising=False)
     monkeypatch.setattr("pipegossip.limits._default_memory", lambda: 8 << 30)
+    cli.main(["run", "--n", "4", "--order", "pipelined", "--no-table", "--format", "json"])
+    capsys.readouterr()  # the imports are done: what is timed is the refusal alone
     started = time.monotonic()
     assert cli.main(["run", "--n", n, "--order", "pipelined", "--no-table"]) == 2
     assert time.monotonic() - started < 5
@@ -210,7 +215,7 @@ def test_schedule_memory_boundary_is_the_estimate(tmp_path, monkeypatch):
 
 def test_estimates_cover_the_measured_peaks():
     """The calibration in pipegossip/limits.py (``/usr/bin/time -f %M``, KB)."""
-    from pipegossip.limits import gossip_items, schedule_bytes, verilator_bytes
+    from pipegossip.limits import export_bytes, gossip_items, schedule_bytes, verilator_bytes
     from pipegossip.literature_cli import path_cycle_seconds
     kib = 1024
     assert schedule_bytes(gossip_items(2048), gossip_items(2048)) >= 1_996_904 * kib
@@ -218,7 +223,27 @@ def test_estimates_cover_the_measured_peaks():
     assert model_bytes(8192, compiled=True) >= 1_475_148 * kib
     assert model_bytes(4096, compiled=True) >= 552_764 * kib
     assert verilator_bytes(151_552) >= 747_528 * kib  # schedule fabric, N=64
+    assert export_bytes(64) >= 242_328 * kib and export_bytes(128) >= 776_732 * kib
+    assert export_bytes(362) >= 6 << 30  # the FSM fabric's generation, width 8
     assert path_cycle_seconds(512) >= 0.85 * 512 / 3  # the six schedules of N=512 alone
+
+
+@pytest.mark.parametrize("command", [["verilog", "-o", "out"], ["cosim"], ["hwsim"],
+                                     ["fpga", "--device", "ice40-up5k", "-o", "out"]])
+def test_fabric_generation_past_the_memory_budget(tmp_path, command):
+    """Issue 25: N=1024 at width 1 is inside ``fabric-bits`` but needs ~48 GiB to generate.
+
+    In a child with a timeout: were the estimate skipped, the generation
+    would run for an hour and then run out of memory.
+    """
+    env = {**os.environ, "PIPEGOSSIP_MAX_MEMORY": str(HALF_OF_23_GIB)}
+    proc = subprocess.run([sys.executable, "-m", "pipegossip", *command, "--n", "1024",
+                           "--width", "1", "--order", "pipelined"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr[-2000:]
+    assert re.search(r"generating the fabric for N=1,024 needs about 48\.[0-9] GiB, over the "
+                     r"limit of 11\.5 GiB \(set PIPEGOSSIP_MAX_MEMORY", proc.stderr), proc.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_path_cycle_table_past_the_time_budget(monkeypatch, capsys):

@@ -114,3 +114,25 @@ def test_short_messages_search(capsys):
     status, out, _ = _run(capsys, "short-messages-search", "--n", "4", "--p", "2",
                           "--format", "json")
     assert status == 0 and json.loads(out)["optimum"] == 4
+
+
+def test_short_messages_search_one_count(capsys):
+    pytest.importorskip("pysat")
+    status, out, _ = _run(capsys, "short-messages-search", "--n", "6", "--p", "3",
+                          "--calls", "8")
+    assert status == 0 and "8 calls: UNSAT" in out and "c(6,3) > 8" in out
+    status, out, _ = _run(capsys, "short-messages-search", "--n", "6", "--p", "3",
+                          "--calls", "9", "--format", "json")
+    r = json.loads(out)
+    assert status == 0 and r["verdict"] == "SAT" and r["claim"] == "c(6,3) <= 9"
+    assert len(r["calls"]) == 9 and "one M asked" in r["method"]
+    status, out, _ = _run(capsys, "short-messages-search", "--n", "6", "--p", "3",
+                          "--no-counting")
+    assert status == 0 and "slack" not in out and "optimum c(6,3) = 9" in out
+
+
+@pytest.mark.parametrize("argv,text", [
+    (["--calls", "0"], "--calls"), (["--calls", "145"], "--calls must be at most")])
+def test_short_messages_search_one_count_refused(capsys, argv, text):
+    status, _, err = _run(capsys, "short-messages-search", "--n", "6", "--p", "3", *argv)
+    assert status == 2 and text in err

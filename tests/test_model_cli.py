@@ -131,3 +131,18 @@ def test_plot_scaling_and_table8_commands(tmp_path):
     rows = json.loads(out.stdout)
     assert [r["N"] for r in rows] == [2, 4, 8, 16, 32, 64]
     assert rows[2]["L"] == 18 and rows[2]["paper_efficiency"] == pytest.approx(0.7368)
+
+
+def test_progress_lines_are_throttled(monkeypatch, capsys):
+    """A long run logged to a file wrote a progress line every half second."""
+    from pipegossip import model_cli
+    clock = [100.0]
+    monkeypatch.setattr(model_cli.time, "monotonic", lambda: clock[0])
+    report = model_cli.stderr_progress("run x", every=10.0)
+    for step in range(60):  # 30 s of calls, two a second
+        report(step, step, 100)
+        clock[0] += 0.5
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(",")[0] for line in lines] == ["run x: step 0", "run x: step 20",
+                                                       "run x: step 40"]
+    assert lines[1] == "run x: step 20, 20/100 transfers (20%), 10.0s"

@@ -101,10 +101,59 @@ def test_polling_that_keeps_a_response_back_is_refused():
     assert p.cycles == 4 and p.acc_sets[-1][0] == frozenset({0, 1, 2})
 
 
-def test_a_message_with_part_of_the_accumulator_is_refused():
+def _allreduce(topo, rounds, model="Fstar"):
+    return Schedule.from_rounds(rounds, topology=topo, model=model, p=1, primitive="allreduce")
+
+
+def test_a_part_of_the_accumulator_goes_from_the_store_slot_it_was_stored_in():
     from pipegossip.model.algorithms.reduce import allreduce_schedule
-    with pytest.raises(ProgramError, match="never a part of it"):
-        compile_network(allreduce_schedule(topology("cycle", n=8)))
+    p = compile_network(allreduce_schedule(topology("cycle", n=8)))
+    assert p.cycles == p.rounds == 4
+    assert all(a == frozenset(range(8)) for a in p.acc_sets[-1])
+    # round 1 sends whole accumulators (the own token); later rounds forward single tokens
+    assert (p.tx[0][p.tx[0] != NONE] == ACC).all()
+    later = p.tx[1:][p.tx[1:] != NONE]
+    assert later.size and (later >= 0).all()
+    for c, q in zip(*np.nonzero(p.tx >= 0)):
+        x, v = int(p.tx[c, q]), p.node_of(int(q))
+        # the forwarded word is one the sender stored before (or its own token)
+        assert p.slot_sets[x] <= p.acc_sets[c][v] and len(p.slot_sets[x]) == 1
+        assert (c > 0 and (p.rx[:c, p.offsets[v]:p.offsets[v + 1]] == x).any()
+                or p.initial[v, x])
+        assert p.comb[c, p.peer(int(q))]  # and its receiver combines it
+    # a slot's word is the combination of its tokens, the same on every node
+    words = [3, 5, 7, 11, 13, 17, 19, 23]
+    for x, part in enumerate(p.slot_sets):
+        assert p.slot_words(words)[x] == sum(words[i] for i in part) % 256
+
+
+def test_dimensionwise_allreduce_forwards_the_rows_combined_words():
+    from pipegossip.model.algorithms.reduce import allreduce_schedule
+    p = compile_network(allreduce_schedule(topology("mesh", a=3, b=4)))
+    assert p.cycles == p.rounds == 5  # the diameter
+    # the outer rows' words go on over two hops; the middle row's reaches both in one
+    rows = {frozenset(range(i * 4, i * 4 + 4)) for i in (0, 2)}
+    stored = {p.slot_sets[int(x)] for x in p.rx[p.rx >= 0]}
+    assert rows <= stored and frozenset(range(4, 8)) not in stored
+    assert p.slots == len(p.slot_sets) == 12 + 2
+    assert all(a == frozenset(range(12)) for a in p.acc_sets[-1])
+
+
+def test_a_set_that_splits_or_recombines_words_is_refused():
+    # node 1 holds {0}, {1}, {2} as three words and sends {0, 1}: a word it never held
+    path3 = topology("path", n=3)
+    s = _allreduce(path3, [[Message(0, (1,), (0,)), Message(2, (1,), (2,))],
+                           [Message(1, (2,), (0, 1)), Message(1, (0,), (1, 2))]])
+    with pytest.raises(ProgramError, match="neither its whole accumulator.*split or recombine"):
+        compile_network(s)
+    ok = _allreduce(path3, [[Message(0, (1,), (0,)), Message(2, (1,), (2,))],
+                            [Message(1, (2,), (0,)), Message(1, (0,), (2,))],
+                            [Message(1, (2,), (1,)), Message(1, (0,), (1,))]])
+    p = compile_network(ok)
+    assert p.cycles == 3 and all(a == frozenset(range(3)) for a in p.acc_sets[-1])
+    assert p.initial[1, p.slot_sets.index(frozenset({1}))]  # its own token, in its store
+    # whole sets only: no store slot at all, as before
+    from pipegossip.model.algorithms.reduce import allreduce_schedule
     p = compile_network(allreduce_schedule(topology("hypercube", k=6)))
-    assert p.cycles == p.rounds == 6
+    assert p.cycles == p.rounds == 6 and p.slots == 1 and not (p.rx != NONE).any()
     assert all(a == frozenset(range(64)) for a in p.acc_sets[-1])

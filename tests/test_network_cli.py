@@ -161,12 +161,12 @@ def test_table5_by_the_portfolio(capsys, tmp_path):
 
 
 def test_table3_by_the_portfolio_on_the_sweep_runner(monkeypatch, capsys, tmp_path):
-    from pipegossip import network_cli
-    tables = network_cli.paper_tables()
+    from pipegossip import network_tables
+    tables = network_tables.paper_tables()
     small = dict(tables, table3=[{"graph": "Mesh 4x4", "topology": {"name": "mesh", "a": 4,
                                                                       "b": 4},
                                   "n": 16, "m": 24, "RS": {"2.0": [8, 20]}}])
-    monkeypatch.setattr(network_cli, "paper_tables", lambda: small)
+    monkeypatch.setattr(network_tables, "paper_tables", lambda: small)
     assert main(["network-table", "table3", "--best", "2", "--format", "json", "--workers", "0",
                  "--store", str(tmp_path)]) == 0
     (row,) = json.loads(capsys.readouterr().out)
@@ -181,4 +181,34 @@ def test_optimum_table_marks_the_optimal_heuristics(monkeypatch):
     (row,) = list(network_tables.optimum_rows(budget=1))
     # Knodel's dimension order is optimal; the matching heuristic is a round over
     assert (row["graph"], row["optimum"], row["best"], row["matching"]) == ("knodel_8", 3, "3*", "4")
-    assert row["best_by"] == "dimension order"
+    assert row["best_by"] == "dimension order" and row["model"] == "F1"
+
+
+def test_optimum_table_other_models():
+    # one row per model; under H1 the heuristics' F1 rounds are split in two
+    # (C_4: F1 2 rounds, H1 needs 4, which the split matching meets)
+    pytest.importorskip("pysat")
+    from pipegossip import network_tables
+    rows = list(network_tables.optimum_rows(budget=1, models=("F1", "H1", "Fstar"),
+                                            rows=(("cycle", {"n": 4}),)))
+    assert [(r["model"], r["optimum"], r["best"]) for r in rows] == [
+        ("F1", 2, "2*"), ("H1", 4, "4*"), ("Fstar", 2, "2*")]
+
+
+def test_optimum_table_command(monkeypatch, capsys):
+    # the documented command: --row-timeout and --models apply to optimum
+    pytest.importorskip("pysat")
+    from pipegossip import network_tables
+    monkeypatch.setattr(network_tables, "OPTIMUM_ROWS", (("cycle", {"n": 4}),))
+    assert main(["network-table", "optimum", "--row-timeout", "60", "--models", "F1,H1"]) == 0
+    out = capsys.readouterr().out
+    assert "| cycle_4 | F1 | 4 | 4 | 2 | 2 |" in out and "| cycle_4 | H1 | 4 | 4 | 2 | 4 |" in out
+
+
+@pytest.mark.parametrize("argv,text", [
+    (["optimum", "--models", "F1,H2"], "--models: unknown 'H2'"),
+    (["optimum", "--models", "H1,H1"], "--models: a repeat"),
+    (["table5", "--models", "F1"], "--models applies only to optimum")])
+def test_optimum_table_models_refused(capsys, argv, text):
+    assert main(["network-table", *argv]) == 2
+    assert text in capsys.readouterr().err

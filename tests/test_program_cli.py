@@ -113,14 +113,23 @@ def test_check_prints_the_depth_and_slots_each_fabric_needs(capsys):
 
 
 def test_check_says_which_fabric_cannot_run_a_schedule(tmp_path, capsys):
-    # the cycle's allreduce forwards part of an accumulator: neither fabric runs it
+    # the cycle's allreduce forwards part of an accumulator: the network fabric sends it
+    # from a store slot, the crossbar (one accumulator, nothing else) refuses it
     f = tmp_path / "ar.json"
     assert main(["schedule", "allreduce", "--topology", "cycle", "--n", "6", "-o", str(f)]) == 0
     capsys.readouterr()
     assert main(["check", str(f), "--format", "json"]) == 0
     fabrics = json.loads(capsys.readouterr().out)["fabrics"]
     assert "only the whole accumulator" in fabrics["schedule"]["refused"]
-    assert "refused" in fabrics["network"] and "depth" not in fabrics["network"]
+    assert fabrics["network"] == {"depth": 3, "slots": 6}
+    # the tree allreduce's down messages recombine words: refused by both
+    assert main(["schedule", "allreduce", "--topology", "shuffle_exchange", "--k", "3", "-o",
+                 str(f)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(f), "--format", "json"]) == 0
+    fabrics = json.loads(capsys.readouterr().out)["fabrics"]
+    assert "only the whole accumulator" in fabrics["schedule"]["refused"]
+    assert "split or recombine" in fabrics["network"]["refused"]
 
 
 def test_an_unknown_option_names_the_command_once(capsys):

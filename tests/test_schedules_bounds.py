@@ -27,6 +27,14 @@ CASES = [lambda: allport_gossip(topology("cycle", n=8)),
          lambda: allreduce_schedule(topology("hypercube", k=4)),
          lambda: allreduce_schedule(topology("torus", a=4, b=5)),
          lambda: allreduce_schedule(topology("star", k=4)),
+         # the dimension-wise allreduces (parts of accumulators forwarded) and tree reduces
+         lambda: allreduce_schedule(topology("cycle", n=8)),
+         lambda: allreduce_schedule(topology("cycle", n=9)),
+         lambda: allreduce_schedule(topology("path", n=6)),
+         lambda: allreduce_schedule(topology("mesh", a=3, b=4)),
+         lambda: reduce_schedule(topology("cycle", n=8), 3),
+         lambda: reduce_schedule(topology("path", n=6), 0),
+         lambda: reduce_schedule(topology("torus", a=4, b=4), 5),
          lambda: one_factor(8), lambda: cyclic_shift(8), lambda: recursive_doubling(8),
          lambda: PATH_CYCLE["cycle-gossip"](8, 2), lambda: PATH_CYCLE["path-gossip"](7, 1)]
 

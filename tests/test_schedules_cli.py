@@ -107,9 +107,9 @@ def test_table_md_and_json(capsys):
     status, out, _ = run(capsys, "schedule-table", "--sizes", "4,6")
     assert status == 0
     lines = out.splitlines()
-    # 5 gossip rows per n; n=4: hypercube (all-port, allreduce, reduce) and
-    # cycle (all-port, allreduce); n=6: cycle
-    assert lines[0].startswith("| n | algorithm") and len(lines) == 2 + 10 + 5 + 2
+    # 5 gossip rows per n; n=4: hypercube and cycle (all-port, allreduce, reduce), path
+    # and mesh 2x2 (allreduce, reduce); n=6: cycle, path, mesh 2x3
+    assert lines[0].startswith("| n | algorithm") and len(lines) == 2 + 10 + 10 + 7
     assert "| 4 | one-factor | H1 | 1 | 6 | 6 | 12 | 1.0000 |" in out
     assert "| 6 | all-port cycle | Fstar | 1 | 3 | 3 | 30 | 1.0000 |" in out
     status, out, _ = run(capsys, "schedule-table", "--sizes", "8", "--format", "json")
@@ -118,7 +118,9 @@ def test_table_md_and_json(capsys):
                                               "cyclic-shift", "recursive-doubling",
                                               "all-port hypercube", "allreduce hypercube",
                                               "reduce hypercube", "all-port cycle",
-                                              "allreduce cycle"}
+                                              "allreduce cycle", "reduce cycle",
+                                              "allreduce path", "reduce path",
+                                              "allreduce mesh 2x4", "reduce mesh 2x4"}
     pipelined = next(r for r in rows if r["algorithm"] == "pipelined")
     assert pipelined["R"] == 21 and pipelined["bound"] == 14
 
@@ -133,6 +135,9 @@ def test_table_network_rows_meet_their_bounds(capsys):
     assert rows[(64, "all-port hypercube")]["R"] == 11
     assert rows[(64, "allreduce hypercube")]["R"] == 6
     assert rows[(64, "allreduce torus 8x8")]["R"] == 8
+    # the dimension-wise allreduce and the tree reduce: the diameter, the root's eccentricity
+    assert rows[(64, "allreduce mesh 8x8")]["R"] == rows[(64, "reduce mesh 8x8")]["R"] == 14
+    assert rows[(16, "allreduce path")]["R"] == 15 and rows[(9, "reduce cycle")]["R"] == 4
 
 
 def test_plot(capsys, tmp_path):

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from pipegossip.model import RunConfig, simulate
-from pipegossip.sim.cosim import cosimulate
-from pipegossip.sim.judge import show
+from pipegossip.sim.fabric.cosim import cosimulate
+from pipegossip.sim.judge.fabric import show
 
 CASES = [
     RunConfig.family(5, "pipelined"),

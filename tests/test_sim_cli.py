@@ -11,7 +11,7 @@ import pytest
 
 from pipegossip.cli import main
 from pipegossip.model import RunConfig, RunTable, pipelined_length, simulate
-from pipegossip.sim.toolchain import fst_headers_available
+from pipegossip.sim.tools.toolchain import fst_headers_available
 
 
 def _one_error_line(capsys) -> str:

@@ -1,6 +1,6 @@
 """The fast co-simulation mode (issue 17): in-hardware checker, one judge, per-cycle rerun.
 
-* fault injection (:mod:`pipegossip.sim.fast_faults`): a wrong action, a
+* fault injection (:mod:`pipegossip.sim.fast.faults`): a wrong action, a
   wrong peer, a dropped, misrouted or late word, a delivery with a wrong
   word, source or session, a missing and an extra word handshake, each at a
   chosen cycle and processor, selected per run through ``hold`` (one build
@@ -19,14 +19,16 @@ import pytest
 
 from pipegossip.model.config import RunConfig
 from pipegossip.model.runtable import R
-from pipegossip.sim.cosim import cosimulate, default_runs
-from pipegossip.sim.fast_faults import FAULT_KINDS, Fault, faulty_verilog
-from pipegossip.sim.fast_mode import expected_hex, fast_cosimulate, fast_record
-from pipegossip.sim.fast_build import fabric_build
-from pipegossip.sim.judge import judge, model_result, session_ends
+from pipegossip.sim.fabric.cosim import cosimulate
+from pipegossip.sim.fabric.runner import default_runs
+from pipegossip.sim.fabric import amaranth_run
+from pipegossip.sim.fast.faults import FAULT_KINDS, Fault, FaultyFabric, faulty_verilog
+from pipegossip.sim.fast.mode import expected_hex, fast_cosimulate, fast_record
+from pipegossip.sim.fast.build import fabric_build
+from pipegossip.sim.judge.fabric import judge, model_result, session_ends
 from pipegossip.sim.record import HwRun
-from pipegossip.sim.runner import run_build
-from pipegossip.sim.simulators import DEFAULT_RECIPE
+from pipegossip.sim.fabric.runner import run_build
+from pipegossip.sim.tools.simulators import DEFAULT_RECIPE
 
 #: The tests check logic, not speed: one fixed recipe (the per-cycle mode's),
 #: independent of the fast mode's choice (fast_mode.recipe_for).
@@ -55,6 +57,32 @@ FIRST_KIND = dict(action="trace", peer="trace", drop="delivery", misroute="deliv
 
 def _key(m):
     return None if m is None else (m.cycle, m.processor, m.kind)
+
+
+def test_fault_stand_in_parameters_are_refused_with_the_limit():
+    config = RunConfig.family(5, "pipelined", sessions=2)
+    FaultyFabric(config, 8, (Fault("word", 1, 0),) * 31)  # hold values 1..31
+    with pytest.raises(ValueError, match="at most 31 faults"):
+        FaultyFabric(config, 8, (Fault("word", 1, 0),) * 32)
+    with pytest.raises(ValueError, match="fault kind must be one of"):
+        FaultyFabric(config, 8, (Fault("bitflip", 1, 0),))
+
+
+@pytest.mark.parametrize("k", range(len(FAULT_KINDS) + 1))
+def test_each_fault_in_amaranths_simulator_is_the_first_mismatch_named(k, monkeypatch):
+    """The stand-in itself, without a Verilator build: fault k (hold k + 1) is the
+    judge's first mismatch, at its cycle and processor; hold 0 runs clean."""
+    config = RunConfig.family(5, "pipelined", sessions=2)
+    faults = _faults(config)
+    monkeypatch.setattr(amaranth_run, "Fabric",
+                        lambda config, width: FaultyFabric(config, width, faults))
+    verdict = judge(config, 8, amaranth_run.run_fabric(config, 8, hold=(k + 1) % 11))
+    if k == len(faults):
+        assert verdict.match, verdict.report()
+    else:
+        fault = faults[k]
+        assert _key(verdict.first_mismatch) == (fault.cycle, fault.processor,
+                                                FIRST_KIND[fault.kind]), verdict.report()
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Fast-mode runs batched in the hardware (:mod:`pipegossip.sim.fast_batch`).
+"""Fast-mode runs batched in the hardware (:mod:`pipegossip.sim.fast.batch`).
 
 * which runs the testbench gives the hardware to drive (no simulator);
 * the log's lines read back, a bad line refused;
@@ -16,11 +16,11 @@ from dataclasses import replace
 import pytest
 
 from pipegossip.model.config import RunConfig
-from pipegossip.sim.cosim import default_runs
-from pipegossip.sim.fast_batch import LOG_FIELDS, batch_cycles, log_verilog, parse_log
-from pipegossip.sim.fast_mode import batch_items, build_fast, fast_cosimulate, run_fast
-from pipegossip.sim.judge import judge, model_result
-from pipegossip.sim.simulators import DEFAULT_RECIPE
+from pipegossip.sim.fabric.runner import default_runs
+from pipegossip.sim.fast.batch import LOG_FIELDS, batch_cycles, log_verilog, parse_log
+from pipegossip.sim.fast.mode import batch_items, build_fast, fast_cosimulate, run_fast
+from pipegossip.sim.judge.fabric import judge, model_result
+from pipegossip.sim.tools.simulators import DEFAULT_RECIPE
 
 CONFIG = RunConfig.family(5, "pipelined")
 

@@ -1,4 +1,4 @@
-"""The generated-text cache (:func:`pipegossip.sim.build_cache.cached_text`).
+"""The generated-text cache (:func:`pipegossip.sim.tools.build_cache.cached_text`).
 
 Generated Verilog is kept on disk keyed by its inputs and the generator's
 sources: made once, read back after, made again when asked for fresh
@@ -8,8 +8,8 @@ sources: made once, read back after, made again when asked for fresh
 from __future__ import annotations
 
 from pipegossip.model.config import RunConfig
-from pipegossip.sim import build_cache
-from pipegossip.sim.runner import GENERATOR, fabric_verilog, generate_verilog
+from pipegossip.sim.tools import build_cache
+from pipegossip.sim.fabric.runner import GENERATOR, fabric_verilog, generate_verilog
 
 
 def _maker(calls: list, text: str):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from pipegossip.model import RunConfig
-from pipegossip.sim.cosim import cosimulate
-from pipegossip.sim.toolchain import iverilog_available
+from pipegossip.sim.fabric.cosim import cosimulate
+from pipegossip.sim.tools.toolchain import iverilog_available
 
 pytestmark = [pytest.mark.optional_tools,
               pytest.mark.skipif(not iverilog_available(),

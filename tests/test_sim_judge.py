@@ -12,7 +12,7 @@ import pytest
 
 from pipegossip.model import R, RunConfig, S, WS, simulate
 from pipegossip.sim.record import HwRun, LANE_FIELDS, RunSpec, SCALAR_FIELDS
-from pipegossip.sim.judge import judge, judge_watchdog, session_ends, show
+from pipegossip.sim.judge.fabric import judge, judge_watchdog, session_ends, show
 from pipegossip.sim.throughput import throughput
 from pipegossip.hw.words import tagged_words
 
@@ -443,10 +443,10 @@ def test_watchdog_names_the_first_done_only():
     assert [(m.cycle, m.got) for m in judge_watchdog(config, run).mismatches] == [(5, "done high")]
 
 
-# -- the fast mode's summary record (sim/fast_mode.fast_record) ---------------
+# -- the fast mode's summary record (sim/fast/mode.fast_record) ---------------
 
 def _summary(config, **change):
-    from pipegossip.sim.fast_mode import fast_record
+    from pipegossip.sim.fast.mode import fast_record
 
     model = simulate(config)
     s = dict(finished=1, bad=0, bad_cycle=0, bad_proc=0, bad_kinds=0,

@@ -7,10 +7,11 @@ import sys
 import pytest
 
 from pipegossip.model.algorithms.path_cycle import path_gossip
+from pipegossip.model.algorithms.reduce import allreduce_schedule
 from pipegossip.model.schedules import Message, Schedule, save
 from pipegossip.model.schedules.topologies import topology
-from pipegossip.sim.network_cosim import cosim_network
-from pipegossip.sim.toolchain import ToolchainError, use_verilator
+from pipegossip.sim.network.cosim import cosim_network
+from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
 
 PATH4 = topology("path", n=4)
 
@@ -40,15 +41,17 @@ def broadcast_path4() -> Schedule:
 
 def test_one_build_runs_gossip_broadcast_and_polling_on_path4():
     _verilator()
+    # the allreduce forwards single tokens (parts of accumulators) from store slots
     named = [("gossip", path_gossip(4, 1)), ("broadcast", broadcast_path4()),
-             ("polling", polling_path4())]
+             ("polling", polling_path4()), ("allreduce", allreduce_schedule(PATH4))]
     report = cosim_network(named, seed=7)
     bad = [f"{r.name}: {r.verdict.report()}" for r in report.results if not r.verdict.match]
     assert not bad, "\n".join(bad)
     assert len(report.builds) == 1
     cycles = {r.name: (r.program.rounds, r.program.cycles, r.record.busy_cycles)
               for r in report.results}
-    assert cycles == {"gossip": (5, 5, 6), "broadcast": (2, 2, 3), "polling": (6, 6, 7)}
+    assert cycles == {"gossip": (5, 5, 6), "broadcast": (2, 2, 3), "polling": (6, 6, 7),
+                      "allreduce": (3, 3, 4)}
 
 
 @pytest.mark.parametrize("fault", ["drop", "misroute", "combine"])

@@ -15,10 +15,10 @@ import pytest
 
 from pipegossip.hw.ports import ScheduleSize, ports, schedule_ports
 from pipegossip.model.config import RunConfig
-from pipegossip.sim.fast_checker import FAST_TOP, FastTop
-from pipegossip.sim.fast_mode import READABLE, WRITABLE, build_fast
-from pipegossip.sim.simulators import DEFAULT_RECIPE, SPLIT_N, ports_vlt, sized, table_vlt
-from pipegossip.sim.toolchain import ToolchainError, use_verilator
+from pipegossip.sim.fast.checker import FAST_TOP, FastTop
+from pipegossip.sim.fast.mode import READABLE, WRITABLE, build_fast
+from pipegossip.sim.tools.simulators import DEFAULT_RECIPE, SPLIT_N, ports_vlt, sized, table_vlt
+from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
 
 LINE = re.compile(r'^(public_flat_rw|public_flat_rd) -module "(\w+)" -var "(\w+)"$')
 
@@ -94,7 +94,7 @@ def test_fast_top_inputs_feed_only_registers(tmp_path):
 
 
 def test_fast_recipe_follows_cycles_and_size():
-    from pipegossip.sim.fast_mode import (BUILD_RECIPE, FASTEST_RECIPE, SPEED_RECIPE,
+    from pipegossip.sim.fast.mode import (BUILD_RECIPE, FASTEST_RECIPE, SPEED_RECIPE,
                                           fastest_cycles, recipe_for, speed_cycles)
     for n in (4, 16, 32, 64):
         config = RunConfig.family(n, "pipelined")

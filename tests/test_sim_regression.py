@@ -18,7 +18,7 @@ import pytest
 
 from pipegossip.model import RunConfig
 from pipegossip.model.paper import paper_cases
-from pipegossip.sim.cosim import cosimulate
+from pipegossip.sim.fabric.cosim import cosimulate
 from pipegossip.sim.waves import waves_requested
 
 WORD_SEEDS = (0, 1)

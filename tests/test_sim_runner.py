@@ -26,11 +26,10 @@ from pathlib import Path
 import pytest
 
 from pipegossip.model import RunConfig
-from pipegossip.sim import build_cache
-from pipegossip.sim.cosim import default_runs
-from pipegossip.sim.judge import judge
+from pipegossip.sim.tools import build_cache
+from pipegossip.sim.judge.fabric import judge
 from pipegossip.sim.paths import build_root
-from pipegossip.sim.runner import build, generate_verilog, run_build
+from pipegossip.sim.fabric.runner import build, default_runs, generate_verilog, run_build
 from pipegossip.sim.scratch import deferred_signals, owner_pid, scratch, sweep
 from pipegossip.sim.waves import staged_dump
 
@@ -130,7 +129,7 @@ def test_sweep_removes_what_dead_or_silent_owners_left(tmp_path):
 
 
 def _verilator_ready():
-    from pipegossip.sim.toolchain import ToolchainError, use_verilator
+    from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
     try:
         use_verilator()
     except ToolchainError as e:

@@ -5,8 +5,8 @@ import pytest
 from pipegossip.model.algorithms.limits import GENERATORS
 from pipegossip.model.config import RunConfig
 from pipegossip.model.schedules import schedule_of_config
-from pipegossip.sim.schedule_cosim import cosim_schedules
-from pipegossip.sim.toolchain import ToolchainError, use_verilator
+from pipegossip.sim.schedule.cosim import cosim_schedules
+from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
 
 
 def _verilator():

@@ -6,9 +6,9 @@ import pytest
 from pipegossip.hw.ports import ScheduleSize
 from pipegossip.model.algorithms.limits import cyclic_shift
 from pipegossip.model.schedules.stream import VIA_LOAD, compile_stream
-from pipegossip.sim.judge_schedule import judge_schedule, port_figures
-from pipegossip.sim.schedule_cosim import build_schedule_fabric, run_schedule_build
-from pipegossip.sim.toolchain import ToolchainError, use_verilator
+from pipegossip.sim.judge.schedule import judge_schedule, port_figures
+from pipegossip.sim.schedule.cosim import build_schedule_fabric, run_schedule_build
+from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
 
 
 def _verilator():

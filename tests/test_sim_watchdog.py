@@ -9,10 +9,10 @@ match the model exactly (the watchdog leaves no trace behind a reset).
 from __future__ import annotations
 
 from pipegossip.model import RunConfig
-from pipegossip.sim.cosim import default_runs
-from pipegossip.sim.judge import judge, judge_watchdog, model_result
+from pipegossip.sim.fabric.runner import default_runs
+from pipegossip.sim.judge.fabric import judge, judge_watchdog, model_result
 from pipegossip.sim.record import RunSpec
-from pipegossip.sim.runner import build, run_build
+from pipegossip.sim.fabric.runner import build, run_build
 
 
 def test_hold_raises_the_watchdog_and_reset_recovers():

@@ -24,7 +24,7 @@ CONFIG = RunConfig.family(4, "identity")
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from pipegossip.sim.toolchain import ToolchainError, use_verilator
+    from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
     try:
         use_verilator()
     except ToolchainError as e:

@@ -1,7 +1,7 @@
 """Dumps of real simulations read back into the model's run-tables.
 
 * Amaranth's simulator (``Simulator.write_vcd``) on :class:`Fabric`: quick.
-* Verilator through cocotb (``pipegossip.sim.runner.cosimulate``): one
+* Verilator through cocotb (``pipegossip.sim.fabric.cosim.cosimulate``): one
   configuration, skipped with the reason when the toolchain is missing.
 * The golden dump (model run written with the fabric's port names) in VCD
   and FST, for the paper's cases.
@@ -19,7 +19,7 @@ from pipegossip.hw.fabric import Fabric
 from pipegossip.model import RunConfig, RunResult, RunTable, simulate
 from pipegossip.model.paper import paper_cases
 from pipegossip.hw.words import tagged_word
-from pipegossip.sim.judge import judge
+from pipegossip.sim.judge.fabric import judge
 from pipegossip.waveforms.golden import write_golden_dump
 from pipegossip.waveforms.readback import read_dump
 
@@ -129,8 +129,8 @@ def test_held_processor_shows_stall_and_an_incomplete_run(tmp_path):
 
 
 def test_verilator_dump_reads_back_as_the_model(tmp_path):
-    runner = pytest.importorskip("pipegossip.sim.cosim")
-    from pipegossip.sim.toolchain import ToolchainError, use_verilator
+    runner = pytest.importorskip("pipegossip.sim.fabric.cosim")
+    from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
     try:
         use_verilator()
     except ToolchainError as e:

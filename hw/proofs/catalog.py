@@ -8,7 +8,8 @@ module is imported.
 from __future__ import annotations
 
 __all__ = ["FABRIC_MUTANTS", "RESOLVER_MUTANTS", "MUTANTS", "ORDER_FAMILIES", "OPTION_SETS",
-           "SCHEDULE_MUTANTS", "SCHEDULE_FAMILIES", "SCHEDULE_WORDS"]
+           "SCHEDULE_MUTANTS", "SCHEDULE_FAMILIES", "SCHEDULE_WORDS", "NETWORK_MUTANTS",
+           "NETWORK_PRIMITIVES"]
 
 #: Deliberately broken fabrics: each must FAIL its proof (a proof that
 #: cannot fail proves nothing).
@@ -51,3 +52,16 @@ SCHEDULE_FAMILIES = ("cyclic-shift", "one-factor", "recursive-doubling", "min-ca
 
 #: Item words of a schedule-fabric proof: any-constants, or the tagged words.
 SCHEDULE_WORDS = ("free", "tagged")
+
+#: Network-fabric mutants (the program loaded with one entry altered, as the
+#: fault injection of the co-simulation alters it); each must FAIL its proof.
+NETWORK_MUTANTS = {
+    "drop": "the first storing receive is dropped (the word is lost)",
+    "misroute": "the first send of a node with two or more links whose next link sends "
+                "something else is swapped with that link's",
+    "combine": "the first receive's combine bit is flipped",
+}
+
+#: Generators ``prove --fabric network --primitive`` loads on the topology:
+#: all-port gossip, reduce to node 0, allreduce.
+NETWORK_PRIMITIVES = ("gossip", "reduce", "allreduce")

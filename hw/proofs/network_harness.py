@@ -21,13 +21,14 @@ from ...model.schedules.program import NONE
 from ..network.fabric import NetworkFabric
 from ..network.load import network_writes
 from ..schedule import LATENCY, LoadKind
+from .catalog import NETWORK_MUTANTS as CATALOG_MUTANTS
 from .schedule_harness import control_asserts, drive_loads
 
 __all__ = ["NetworkHarness", "NETWORK_MUTANTS", "network_proof_depth", "network_harness_writes"]
 
 #: Mutants a proof must fail on: the loaded program altered as the fault
-#: injection of ``pipegossip.sim.network_run.faulty_writes`` does.
-NETWORK_MUTANTS = ("drop", "misroute", "combine")
+#: injection of ``pipegossip.sim.network.run.faulty_writes`` does.
+NETWORK_MUTANTS = tuple(CATALOG_MUTANTS)
 
 
 def network_harness_writes(program: NetworkProgram, mutant: str | None = None) -> list:
@@ -37,7 +38,7 @@ def network_harness_writes(program: NetworkProgram, mutant: str | None = None) -
     if mutant not in NETWORK_MUTANTS:
         raise ValueError(f"unknown network mutant {mutant!r} "
                          f"(expected one of {', '.join(NETWORK_MUTANTS)})")
-    from ...sim.network_run import faulty_writes
+    from ...sim.network.run import faulty_writes
     return faulty_writes(program, mutant)
 
 
@@ -100,8 +101,13 @@ class NetworkHarness(wiring.Component):
             w = Signal(width, name=f"word_{i}")
             m.d.comb += w.eq(AnyConst(width))
             words.append(w)
-        slot_word = [w if isinstance(w, Signal) else Signal(width, init=w)
-                     for w in prog.slot_words(words)]
+        # a slot holding a forwarded part of an accumulator holds its tokens' combination
+        parts = [part for part in prog.slot_sets if part is not None]
+        base = prog.slot_words([0] * len(words) if parts else words)
+        slot_word = [w if isinstance(w, Signal) else Signal(width, init=w) for w in base]
+        for x, part in enumerate(prog.slot_sets):
+            if part is not None:
+                slot_word[x] = _combine(prog.op, [words[t] for t in sorted(part)], width)
 
         def value(kind, node, addr, data):
             if kind == LoadKind.ITEM:

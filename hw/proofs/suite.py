@@ -112,12 +112,18 @@ def schedule_job(program, label: str, mode: str = "bmc", depth: int | None = Non
                words)
 
 
-def network_job(program, label: str, mutant: str | None = None) -> Job:
-    """The network-fabric harness loaded with ``program`` (compiled at :data:`PROOF_WIDTH`)."""
+def network_job(program, label: str, mutant: str | None = None,
+                depth: int | None = None) -> Job:
+    """The network-fabric harness loaded with ``program`` (compiled at :data:`PROOF_WIDTH`).
+
+    BMC covers the load writes, the start, the run and two read-back cycles
+    unless ``depth``.
+    """
     from .network_harness import network_proof_depth
     name = (f"network {'_'.join(label.split())} {program.topology.name} N={program.n} "
             f"L={program.cycles}")
-    return Job(name, "network", program, "bmc", network_proof_depth(program), mutant,
+    return Job(name, "network", program, "bmc",
+               network_proof_depth(program) if depth is None else depth, mutant,
                program.cycles)
 
 

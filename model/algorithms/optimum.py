@@ -42,7 +42,7 @@ from ..schedules.ir import Message, Schedule
 from ..schedules.topologies import Topology
 
 __all__ = ["OptimumSearch", "min_rounds", "round_lower_bound", "MODELS", "estimate_size",
-           "MAX_SIZE"]
+           "MAX_SIZE", "as_model"]
 
 MODELS = ("F1", "H1", "Hstar", "Fstar")
 #: Budget of one instance: rounds x arcs x items (the transfer variables).
@@ -311,6 +311,31 @@ def min_rounds(topo: Topology, model: str, primitive: str = "gossip", root: int 
         if deadline is not None and time.monotonic() > deadline and (upper is None or r < upper):
             return OptimumSearch(None, r, None, steps, bound, time.monotonic() - t0, method)
     return OptimumSearch(upper, upper, known, steps, bound, time.monotonic() - t0, method)
+
+
+def as_model(s: Schedule, model: str) -> Schedule:
+    """A telephone (``F1``) schedule as a schedule of ``model``, for the heuristics' column.
+
+    ``F1`` and ``Fstar`` take it as it is (a call is two arcs). ``H1`` and
+    ``Hstar`` split each round in two: first the messages to a higher id,
+    then those to a lower one. Each node is in one call, so it sends or
+    receives one message per half; the second half's items were the
+    sender's at the round's start and are still new to the receiver, who
+    only sent in the first half.
+    """
+    if s.model != "F1" or model not in MODELS:
+        raise ValueError(f"as_model takes an F1 schedule and one of {', '.join(MODELS)}")
+    if model in ("F1", "Fstar"):
+        rounds = s.rounds
+    else:
+        rounds = []
+        for rnd in s.rounds:
+            halves = ([m for m in rnd if m.dst[0] > m.src], [m for m in rnd if m.dst[0] < m.src])
+            rounds += [half for half in halves if half]
+    return Schedule.from_rounds(rounds, topology=s.topology, model=model, p=s.p,
+                                primitive=s.primitive, root=s.root, origin={
+                                    "algorithm": s.origin["algorithm"],
+                                    "source": f"{s.origin['source']}; F1 rounds as {model}"})
 
 
 def _budget(topo: Topology, rounds: int, primitive: str, max_size: int) -> None:

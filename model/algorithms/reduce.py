@@ -19,13 +19,17 @@ a fabric that can only send its accumulator runs it unchanged.
     then every row's combined word both ways along every column; the
     diameter in rounds, the bound. Each message forwards one word the sender
     received (or its own token), not its whole set;
-  - any other connected topology: reduce to a centre ``c`` up its BFS tree,
-    then each parent sends each child everything outside the child's subtree
-    (``Hstar``), ``2 * radius`` rounds (the bound is the diameter). The
-    down messages send *part* of the parent's set (all but the child's
-    subtree): a whole-accumulator fabric refuses them, and with whole sets
-    alone allreduce is impossible on, for example, the 3-node path (node 1
-    would have to hold both {0, 1} and {1, 2} at some time).
+  - any other connected topology: the fewer rounds of two (a tie goes to the
+    first). (a) Up to :data:`MAX_TOKEN_FORWARDING` nodes, the all-port
+    gossip's rounds with every message one token (``Fstar``): each message
+    forwards a word its sender received, so the network fabric runs it.
+    (b) Reduce to a centre ``c`` up its BFS tree, then each parent sends
+    each child everything outside the child's subtree (``Hstar``),
+    ``2 * radius`` rounds (the bound is the diameter). The down messages
+    send *part* of the parent's set (all but the child's subtree), a word no
+    node holds: both fabrics refuse them. With whole sets alone allreduce is
+    impossible on, for example, the 3-node path (node 1 would have to hold
+    both {0, 1} and {1, 2} at some time).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import numpy as np
 from ..schedules.distances import adjacency, center, distances
 from ..schedules.ir import Message, Schedule
 from ..schedules.topologies import Topology
-from .allport import line_pipeline, topology_text
+from .allport import allport_gossip, line_pipeline, topology_text
 
 __all__ = ["reduce_schedule", "allreduce_schedule", "bfs_tree", "MAX_COLLECTIVE_NODES"]
 
@@ -142,7 +146,8 @@ def reduce_schedule(topo: Topology, root: int) -> Schedule:
 
 
 def allreduce_schedule(topo: Topology) -> Schedule:
-    """An ``allreduce``: recursive doubling where it exists, else a tree."""
+    """An ``allreduce``: recursive doubling or the dimension-wise pipeline where they
+    exist, else the fewer rounds of the token forwarding and the tree."""
     _check(topo)
     n = topo.n
     if topo.name == "hypercube" or (topo.name == "complete" and _power_of_two(n)):
@@ -157,6 +162,32 @@ def allreduce_schedule(topo: Topology) -> Schedule:
                          "sending its whole set (its (t-1)-subcube); k one-word rounds")
     if topo.name in ("cycle", "path", "mesh", "torus"):
         return _dimensionwise(topo)
+    tree = _tree_allreduce(topo)
+    if n > MAX_TOKEN_FORWARDING:
+        return tree
+    tokens = _token_forwarding(topo)
+    # rounds first; on a tie the token forwarding, which the network fabric runs
+    return tokens if tokens.rounds_total <= tree.rounds_total else tree
+
+
+#: Largest n for which the all-port token forwarding is tried beside the tree
+#: (the greedy's work grows as n^2 times its rounds).
+MAX_TOKEN_FORWARDING = 256
+
+
+def _token_forwarding(topo: Topology) -> Schedule:
+    """The all-port gossip's rounds as an allreduce: every message one token the
+    sender holds and the receiver lacks (no node receives a token twice)."""
+    g = allport_gossip(topo)
+    return _schedule(topo, "Fstar", g.rounds, "allreduce", None, "allreduce-allport-tokens",
+                     f"{topology_text(topo)}; the all-port gossip's rounds, each message one "
+                     "token (a word the sender received, or its own), combined by every "
+                     "receiver; chosen over the tree when it takes no more rounds")
+
+
+def _tree_allreduce(topo: Topology) -> Schedule:
+    """Reduce up a centre's BFS tree, then every parent sends each child the rest."""
+    n = topo.n
     c = center(topo)
     if c is None:
         raise ValueError(f"topology {topo.name}: disconnected, or too large to find a centre")

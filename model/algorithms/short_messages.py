@@ -28,7 +28,8 @@ The paper's boundary cases are exact and built separately: ``p = 1`` needs
 
 Where the protocol is not optimal, :mod:`.short_messages_schemes` has
 constructions with fewer calls (``2n - 4`` for ``4 <= n <= 2p - 1``,
-``n^2/4`` for ``p = 2`` and even ``n``, the 3-cube for ``n = 8``);
+``n^2/4`` for ``p = 2`` and even ``n``, the 3-cube for ``n = 8``, call
+sequences the exact search found, such as ``c(8, 3) = 13``);
 :func:`short_messages` takes whichever has the fewest calls.
 
 Decisions where the text is loose (see docs/literature.md): a call's payload
@@ -49,6 +50,7 @@ import numpy as np
 
 from ..schedules.bounds import packet_split
 from ..schedules.ir import Schedule, complete
+from .short_messages_calls import Calls, lowest
 
 __all__ = ["short_messages", "protocol_calls", "best_calls", "split", "paper_count", "PAPER"]
 
@@ -78,45 +80,9 @@ def paper_count(n: int, p: int) -> int:
     return n - 1 + p + (h - 1) // 2 * n + last
 
 
-class _Calls:
-    """A sequence of calls with knowledge as bit masks; payloads are checked as they are made."""
-
-    def __init__(self, n: int, p: int | None):
-        self.n, self.p = n, p
-        self.full = (1 << n) - 1
-        self.know = [1 << v for v in range(n)]
-        self.calls: list[tuple[int, int, int, int]] = []  # (u, v, blocks u->v, blocks v->u)
-        self.cycle_d: int | None = None  # the last phase's type-1 cycle step (h even)
-
-    def run(self, a: int, length: int) -> int:
-        """Blocks ``a, a+1, ..., a+length-1`` (mod n) as a mask."""
-        if length <= 0:
-            return 0
-        a %= self.n
-        mask = ((1 << min(length, self.n)) - 1) << a
-        return (mask | (mask >> self.n)) & self.full
-
-    def call(self, u: int, v: int, to_v: int | None = None, to_u: int | None = None) -> None:
-        """``u`` and ``v`` talk; each sends the wanted blocks (default: all) the other lacks."""
-        ku, kv = self.know[u], self.know[v]
-        to_v = (ku if to_v is None else to_v) & ~kv
-        to_u = (kv if to_u is None else to_u) & ~ku
-        for sender, mask, k in ((u, to_v, ku), (v, to_u, kv)):
-            if mask & ~k:
-                raise AssertionError(f"node {sender} would send blocks it does not hold")
-            if self.p is not None and mask.bit_count() > self.p:
-                raise AssertionError(f"node {sender} would send {mask.bit_count()} > p blocks")
-        if to_v or to_u:  # a call with nothing to say is dropped, not counted
-            self.calls.append((u, v, to_v, to_u))
-            self.know[u], self.know[v] = ku | to_u, kv | to_v
-
-    def missing(self, v: int) -> int:
-        return self.full & ~self.know[v]
-
-
-def _p1_calls(n: int) -> _Calls:
+def _p1_calls(n: int) -> Calls:
     """``p = 1``: every pair calls once (circle-method 1-factorisation)."""
-    c = _Calls(n, 1)
+    c = Calls(n, 1)
     even = n + n % 2
     m = even - 1
     for r in range(m):
@@ -127,9 +93,9 @@ def _p1_calls(n: int) -> _Calls:
     return c
 
 
-def _small_calls(n: int, p: int | None) -> _Calls:
+def _small_calls(n: int, p: int | None) -> Calls:
     """``n <= p + 1``: the ``2n - 4`` calls of the unlimited case (4-node core)."""
-    c = _Calls(n, p)
+    c = Calls(n, p)
     if n == 2:
         c.call(0, 1)
     elif n == 3:
@@ -142,10 +108,10 @@ def _small_calls(n: int, p: int | None) -> _Calls:
     return c
 
 
-def _phases_1_to_3(n: int, p: int) -> tuple[_Calls, list[int], int]:
+def _phases_1_to_3(n: int, p: int) -> tuple[Calls, list[int], int]:
     """Run the first three phases; return the calls, ``node[position]`` and ``h``."""
     h, k = split(n, p)
-    c = _Calls(n, p)
+    c = Calls(n, p)
     # First phase. Calls 1..p-1: t-1 and t exchange everything (t-1 holds [0, t-1]).
     for t in range(1, p):
         c.call(t - 1, t)
@@ -204,7 +170,7 @@ def _matchings(callers: list[int], n: int, p: int) -> list[int]:
     return out
 
 
-def _pairs_disjoint(c: _Calls, nodes: list[int]) -> list[tuple[int, int]] | None:
+def _pairs_disjoint(c: Calls, nodes: list[int]) -> list[tuple[int, int]] | None:
     """Pair nodes ``t`` and ``t + ceil(m/2)`` whose gaps the other covers, or None."""
     m = len(nodes)
     half = (m + 1) // 2
@@ -216,7 +182,7 @@ def _pairs_disjoint(c: _Calls, nodes: list[int]) -> list[tuple[int, int]] | None
     return pairs
 
 
-def _cycle_try(c: _Calls, nodes: list[int], d: int) -> list[tuple[int, int, int, int]] | None:
+def _cycle_try(c: Calls, nodes: list[int], d: int) -> list[tuple[int, int, int, int]] | None:
     """Type-1 nodes of an even ``h``: ``t`` calls ``t+d``; payloads or None if someone stays short.
 
     Each node's gap is an interval of ``p + k - 1`` blocks; the partner ahead
@@ -236,10 +202,10 @@ def _cycle_try(c: _Calls, nodes: list[int], d: int) -> list[tuple[int, int, int,
     def pick(src: int, dst: int) -> int:
         want = know[src] & ~know[dst]
         first = want & ~know[other[(dst, src)]]
-        mask = first if first.bit_count() <= c.p else _lowest(first, c.p)
+        mask = first if first.bit_count() <= c.p else lowest(first, c.p)
         rest = want & ~mask
         if mask.bit_count() < c.p and rest:
-            mask |= _lowest(rest, c.p - mask.bit_count())
+            mask |= lowest(rest, c.p - mask.bit_count())
         return mask
 
     for t in range(m):
@@ -251,16 +217,7 @@ def _cycle_try(c: _Calls, nodes: list[int], d: int) -> list[tuple[int, int, int,
     return out if all(know[v] == c.full for v in nodes) else None
 
 
-def _lowest(mask: int, count: int) -> int:
-    out = 0
-    for _ in range(count):
-        low = mask & -mask
-        out |= low
-        mask ^= low
-    return out
-
-
-def _last_phase(c: _Calls, node: list[int], h: int, n: int, p: int) -> None:
+def _last_phase(c: Calls, node: list[int], h: int, n: int, p: int) -> None:
     _, k = split(n, p)
     kind_k = _type_k(n, p, k)
     ks = set(kind_k)
@@ -281,7 +238,7 @@ def _last_phase(c: _Calls, node: list[int], h: int, n: int, p: int) -> None:
         _finish(c, ones, _pairs_disjoint(c, ones) or [])
 
 
-def _finish(c: _Calls, nodes: list[int], pairs: list[tuple[int, int]]) -> None:
+def _finish(c: Calls, nodes: list[int], pairs: list[tuple[int, int]]) -> None:
     """Make the given pair calls, then let each still incomplete node call a helper.
 
     The helper is a node whose knowledge covers the gap (at most p blocks),
@@ -304,7 +261,7 @@ def _finish(c: _Calls, nodes: list[int], pairs: list[tuple[int, int]]) -> None:
             while c.missing(v):
                 u = max((w for w in range(c.n) if w != v),
                         key=lambda w: (c.know[w] & c.missing(v)).bit_count())
-                c.call(u, v, _lowest(c.know[u] & c.missing(v), c.p), 0)
+                c.call(u, v, lowest(c.know[u] & c.missing(v), c.p), 0)
 
 
 def best_calls(n: int, p: int) -> tuple[list[tuple[int, int, int, int]], str]:
@@ -352,6 +309,11 @@ def _items(mask: int) -> list[int]:
     return out
 
 
+#: How the schedule's source names a scheme (default: "<name> scheme").
+_SCHEME_TEXT = {"solver": "call sequence found by the exact search (SAT; "
+                "model/algorithms/short_messages_found.py)"}
+
+
 def short_messages(n: int, p: int) -> Schedule:
     """Gossip among ``n`` nodes by telephone calls of at most ``p`` blocks each way (F1).
 
@@ -368,7 +330,8 @@ def short_messages(n: int, p: int) -> Schedule:
         Model F1, packet size ``p``. Calls are the paper's sequence, or a
         scheme of :mod:`.short_messages_schemes` where that has fewer
         (``2n - 4`` for ``4 <= n <= 2p - 1``, ``n^2/4`` for ``p = 2`` and
-        even ``n``, ``12`` for ``n = 8, p = 4``), packed into rounds as
+        even ``n``, ``12`` for ``n = 8, p = 4``, the solver's 13 calls for
+        ``n = 8, p = 3``), packed into rounds as
         early as their nodes allow; ``calls`` in the validator's metrics is
         at most the count of Theorem 3.1 (``n(n-1)/2`` for ``p = 1``).
     """
@@ -400,8 +363,8 @@ def short_messages(n: int, p: int) -> Schedule:
     h, k = split(n, p)
     how = ("every pair calls once" if p == 1 else "n <= p+1: 4-node core, 2n-4 calls"
            if n <= p + 1 else f"n = {h}*{p} + {k}: four phases of section 3"
-           if scheme == "protocol" else f"{scheme} scheme, {len(calls)} calls (fewer than "
-           f"the section-3 protocol's {paper_count(n, p)})")
+           if scheme == "protocol" else f"{_SCHEME_TEXT.get(scheme, scheme + ' scheme')}, "
+           f"{len(calls)} calls (fewer than the section-3 protocol's {paper_count(n, p)})")
     return Schedule(topology=complete(n), model="F1", p=p, round_ptr=round_ptr, src=src,
                     dst_ptr=np.arange(m + 1), dst=dst, item_ptr=item_ptr, items=items,
                     origin={"algorithm": "short-messages",

@@ -23,21 +23,25 @@ close the gap on the cases the exact search settled (docs/literature.md):
   fewest calls of any gossip (n >= 4), so ``c(n, p) = 2n - 4`` for
   ``4 <= n <= 2p - 1``. At ``n = 2p`` the chain breaks (``c(6, 3) = 9``).
 
-Every call is checked by :class:`.short_messages._Calls` as it is made
+* **solver** (stored, ``(8, 3)``): a call sequence the exact search found,
+  replayed and checked (:mod:`.short_messages_found`); ``c(8, 3) = 13``.
+
+Every call is checked by :class:`.short_messages_calls.Calls` as it is made
 (sender holds the blocks, at most ``p`` of them).
 """
 
 from __future__ import annotations
 
-from .short_messages import _Calls, _lowest
+from .short_messages_calls import Calls, lowest
+from .short_messages_found import found_calls
 
 __all__ = ["pairs_calls", "hypercube_calls", "halves_calls", "SCHEMES"]
 
-def pairs_calls(n: int, p: int) -> _Calls | None:
+def pairs_calls(n: int, p: int) -> Calls | None:
     """``p = 2``, even ``n >= 4``: ``n^2/4`` calls (square, then two new nodes at a time)."""
     if p != 2 or n < 4 or n % 2:
         return None
-    c = _Calls(n, p)
+    c = Calls(n, p)
     for u, v in ((0, 1), (2, 3), (0, 2), (1, 3)):
         c.call(u, v)
     for m in range(4, n, 2):
@@ -51,11 +55,11 @@ def pairs_calls(n: int, p: int) -> _Calls | None:
     return c
 
 
-def hypercube_calls(n: int, p: int) -> _Calls | None:
+def hypercube_calls(n: int, p: int) -> Calls | None:
     """``n = 2^d``, ``p >= n/2``: dimension-order exchange, ``d n/2`` calls."""
     if n < 4 or n & (n - 1) or p < n // 2:
         return None
-    c = _Calls(n, p)
+    c = Calls(n, p)
     bit = 1
     while bit < n:
         for v in range(n):
@@ -65,12 +69,12 @@ def hypercube_calls(n: int, p: int) -> _Calls | None:
     return c
 
 
-def halves_calls(n: int, p: int) -> _Calls | None:
+def halves_calls(n: int, p: int) -> Calls | None:
     """``4 <= n <= 2p - 1``: ``2n - 4`` calls (two gathering paths, two crossings, one chain)."""
     if not 4 <= n <= 2 * p - 1:
         return None
     s = (n + 1) // 2
-    c = _Calls(n, p)
+    c = Calls(n, p)
     for lo, hi in ((0, s), (s, n)):
         for v in range(lo, hi - 1):
             c.call(v, v + 1)
@@ -101,7 +105,7 @@ def _zigzag(n: int, s: int) -> list[int]:
     return out
 
 
-def _one_chain(c: _Calls, order: list[int]) -> list[tuple[int, int, int, int]] | None:
+def _one_chain(c: Calls, order: list[int]) -> list[tuple[int, int, int, int]] | None:
     """Follow one scatter chain in the given order from a full node; None if a call breaks."""
     know, p = list(c.know), c.p
     prev = _a_full_node(know, c.full)
@@ -112,10 +116,10 @@ def _one_chain(c: _Calls, order: list[int]) -> list[tuple[int, int, int, int]] |
         lack = c.full & ~know[x]
         want = lack & know[prev]
         must = want if nxt is None else want & ~know[nxt]
-        left = lack & ~must if nxt is None else lack & ~(must | _lowest(want & ~must, p))
+        left = lack & ~must if nxt is None else lack & ~(must | lowest(want & ~must, p))
         if back & ~know[x] or back.bit_count() > p or must.bit_count() > p:
             return None
-        a = must if nxt is None else must | _lowest(want & ~must, p - must.bit_count())
+        a = must if nxt is None else must | lowest(want & ~must, p - must.bit_count())
         if left & ~(0 if nxt is None else know[nxt]) or (nxt is None and lack & ~a):
             return None
         out.append((prev, x, a, back))
@@ -130,4 +134,6 @@ def _a_full_node(know: list[int], full: int) -> int | None:
 
 
 #: Name -> construction; each returns the checked calls or None where it does not apply.
-SCHEMES = {"pairs": pairs_calls, "hypercube": hypercube_calls, "halves": halves_calls}
+#: ``solver``: a sequence the exact search found (:mod:`.short_messages_found`).
+SCHEMES = {"pairs": pairs_calls, "hypercube": hypercube_calls, "halves": halves_calls,
+           "solver": found_calls}

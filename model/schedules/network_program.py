@@ -72,6 +72,37 @@ QUESTION_SLOT = 0
 FABRIC = "the network fabric"
 
 
+def pieces_of(s: Schedule) -> dict[frozenset, int]:
+    """Token sets a ``reduce``/``allreduce`` forwards as a *part* of its sender's set.
+
+    A message whose set is not everything its sender holds cannot be the
+    sender's accumulator; the network fabric sends it from a store slot
+    instead, which must hold exactly that combined word: one the sender
+    received (or its own token, loaded into its store). Each such set gets
+    one store slot, the same on every node (so a slot's word is one value,
+    the combination of its tokens, everywhere), numbered by size and then by
+    tokens. Empty for every other primitive and for schedules that only send
+    whole sets.
+    """
+    if s.primitive not in ("reduce", "allreduce"):
+        return {}
+    held = [frozenset((v,)) for v in range(s.n)]
+    parts: set[frozenset] = set()
+    for r in range(1, s.rounds_total + 1):
+        got = []
+        for m in s.round_messages(r):
+            if not m.items:
+                continue
+            word = frozenset(int(i) for i in m.items)
+            if word != held[m.src]:
+                parts.add(word)
+            got += [(d, word) for d in m.dst]
+        for d, word in got:
+            held[d] = held[d] | word
+    order = sorted(parts, key=lambda x: (len(x), sorted(x)))
+    return {x: i for i, x in enumerate(order)}
+
+
 def links_of(topology: Topology) -> list[list[int]]:
     """Per node, its neighbours in ascending order: link ``j`` of ``v`` goes to ``links[v][j]``."""
     return [topology.neighbours(v) for v in range(topology.n)]
@@ -161,6 +192,7 @@ class NetworkProgram:
     rounds: int
     S: int
     notes: list[str] = field(default_factory=list)
+    slot_sets: list = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -226,6 +258,10 @@ class NetworkProgram:
             out = [0] * self.slots
             if self.question_slot() is not None:
                 out[QUESTION_SLOT] = question_word(self.width)
+            for x, part in enumerate(self.slot_sets):
+                if part is not None:
+                    out[x] = combine_words(self.op, (words[i] for i in sorted(part)),
+                                           self.width)
             return out
         return [words[x] if x < len(words) else 0 for x in range(self.slots)]
 
@@ -305,7 +341,9 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
                            f"{topo.n * (topo.n - 1)} ports: at most complete(64)")
     n, h = s.n, items_per_node(s)
     combining = s.primitive in COMBINING
-    need = 1 if combining else n * h
+    piece_slot = pieces_of(s)
+    slot_sets: list[frozenset | None] = list(piece_slot)
+    need = max(len(slot_sets), 1) if combining else n * h
     slots = need if slots is None else slots
     if need > slots:
         raise ProgramError(f"the schedule has {need} items per store ({h} per node) but the "
@@ -320,6 +358,10 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
         held[own % n, own] = True
     if s.primitive == "polling":
         held[s.root, QUESTION_SLOT] = True
+    for u in range(n):  # an own token sent alone later is in the store from the start
+        if frozenset((u,)) in piece_slot:
+            held[u, piece_slot[frozenset((u,))]] = True
+    slot_sets += [None] * (slots - len(slot_sets))
     initial = held.copy()
     tx_rows, rx_rows, comb_rows, drain_rows, round_of = [], [], [], [], []
     acc_sets = [[frozenset(a) for a in acc]]
@@ -334,7 +376,17 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
                 if d not in port_of[m.src]:
                     raise ProgramError(f"round {r}: message {m.src} -> {d} uses a non-edge of "
                                        f"the fabric's topology {topo.name}")
-            words = message_words(s, m.items, m.src, m.dst, acc, r, QUESTION_SLOT, FABRIC)
+            piece = piece_slot.get(frozenset(m.items)) if piece_slot else None
+            if piece is not None and acc[m.src] != set(slot_sets[piece]):
+                if not held[m.src, piece]:
+                    raise ProgramError(
+                        f"round {r}: node {m.src} sends tokens {sorted(slot_sets[piece])[:8]}, "
+                        f"neither its whole accumulator {sorted(acc[m.src])[:8]} nor one word "
+                        f"it received or started with: {FABRIC} forwards words, it cannot "
+                        "split or recombine them")
+                words = [piece]  # a word the sender stored: a part of its accumulator
+            else:
+                words = message_words(s, m.items, m.src, m.dst, acc, r, QUESTION_SLOT, FABRIC)
             for k, x in enumerate(words):
                 while len(cyc) <= k:
                     cyc.append((np.full(P, NONE), np.full(P, NONE), np.zeros(P, bool),
@@ -346,8 +398,12 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
                         raise ProgramError(f"round {r}: two words on link {m.src} -> {d} in "
                                            f"one cycle")
                     tx[out] = x
-                    if x == ACC:
+                    if x == ACC or piece_slot:
                         cb[inp] = True
+                        got_set = frozenset(acc[m.src]) if x == ACC else slot_sets[x]
+                        if got_set in piece_slot:  # a word this receiver may forward later
+                            rx[inp] = piece_slot[got_set]
+                            arrivals.append((d, piece_slot[got_set], k))
                     else:
                         rx[inp] = x
                         arrivals.append((d, x, k))
@@ -364,7 +420,9 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
             for p in np.flatnonzero(cb):
                 d = int(np.searchsorted(offsets, p, side="right")) - 1
                 w = links[d][p - offsets[d]]
-                got.append((d, acc[w] if tx[port_of[w][d]] == ACC else {int(tx[port_of[w][d]])}))
+                x = int(tx[port_of[w][d]])
+                got.append((d, acc[w] if x == ACC else
+                            set(slot_sets[x]) if slot_sets[x] is not None else {x}))
             acc = step_sets(acc, dr, got, r)
             acc_sets.append([frozenset(a) for a in acc])
             tx_rows.append(tx)
@@ -392,4 +450,4 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
         tx=arr(tx_rows, (cycles, P), np.int64), rx=arr(rx_rows, (cycles, P), np.int64),
         comb=arr(comb_rows, (cycles, P), bool), drain=arr(drain_rows, (cycles, n), bool),
         round_of=np.asarray(round_of, dtype=np.int64), initial=initial, final=held,
-        acc_sets=acc_sets, rounds=v.R, S=v.S, notes=notes)
+        acc_sets=acc_sets, rounds=v.R, S=v.S, notes=notes, slot_sets=slot_sets)

@@ -1,7 +1,7 @@
 """cocotb testbench of the fast mode: start runs, wake rarely, read the checker's summary.
 
 Runs inside the simulator (``COCOTB_TEST_MODULES``), on the wrapper top
-:class:`~pipegossip.sim.fast_checker.FastTop`, whose checker compares every
+:class:`~pipegossip.sim.fast.checker.FastTop`, whose checker compares every
 output of the fabric with the expected trace every cycle. Python is not in
 the per-cycle loop: for each run it pulses ``rst`` (when asked), waits the
 idle cycles, pulses ``start`` (and a spurious one when asked), then sleeps
@@ -9,12 +9,12 @@ K cycles at a time until the checker's ``finished`` output is
 high (K defaults to the run's whole checked length, so one wake usually
 suffices; a ``Timer`` rather than ``ClockCycles``, which resumes Python at
 every edge), and reads the summary ports once. A *batch* item of the job
-is driven by the hardware instead (:mod:`.fast_batch`): Python sets the
+is driven by the hardware instead (:mod:`.batch`): Python sets the
 first word seed, the count and the idle cycles, pulses ``go``, sleeps
 until the batch must be over and reads the runs' summaries from the log
 file once at the end. The job (JSON, the path in :data:`FAST_JOB_ENV`)
 lists the items; the result is one summary dict per run, which
-:mod:`.fast_mode` turns into the trace record the judge takes.
+:mod:`.mode` turns into the trace record the judge takes.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
 
-from .fast_ports import LOG_FILE, SUMMARY_PORTS, batch_cycles, parse_log
+from .ports import LOG_FILE, SUMMARY_PORTS, batch_cycles, parse_log
 
 __all__ = ["fast_runs", "FAST_JOB_ENV"]
 
@@ -96,7 +96,7 @@ async def _one_run(dut, run: dict, span: int, wake: int) -> dict:
 
 
 async def _batch(dut, item: dict, span: int) -> dict:
-    """One hardware batch (see :mod:`.fast_batch`); its summaries come from the log."""
+    """One hardware batch (see :mod:`.batch`); its summaries come from the log."""
     count = item["batch"]
     dut.seed.value = item["word_seed"] & 0xFFFFFFFF
     dut.hold.value = 0

@@ -1,7 +1,7 @@
 """cocotb testbench of the generated fabric: driver and monitor.
 
 This module runs inside the simulator (loaded by cocotb through
-``COCOTB_TEST_MODULES``); the runner (:mod:`pipegossip.sim.runner`) starts it
+``COCOTB_TEST_MODULES``); the runner (:mod:`pipegossip.sim.fabric.runner`) starts it
 with the path of a :class:`~pipegossip.sim.record.Job` in the environment
 variable ``PIPEGOSSIP_COSIM_JOB``. For every requested run it
 
@@ -14,7 +14,7 @@ variable ``PIPEGOSSIP_COSIM_JOB``. For every requested run it
   cycles before the start until a few cycles after ``done`` (or the watchdog,
   or a cycle budget), and writes the samples to the job's result file.
 
-It judges nothing: the judge (:mod:`pipegossip.sim.judge`) holds the samples
+It judges nothing: the judge (:mod:`pipegossip.sim.judge.fabric`) holds the samples
 against the golden model
 after the simulator has exited, so a failing comparison never depends on
 simulator state, and the same samples can be inspected later.
@@ -31,10 +31,10 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from ..hw.ports import IN, OUT, lane_names, port_spec, scalar_names
-from ..hw.words import tagged_words
-from .record import (JOB_ENV, LANE_FIELDS, SCALAR_FIELDS, WORD_FIELDS, HwRun, Job, RunSpec,
-                     record_field)
+from ...hw.ports import IN, OUT, lane_names, port_spec, scalar_names
+from ...hw.words import tagged_words
+from ..record import (JOB_ENV, LANE_FIELDS, SCALAR_FIELDS, WORD_FIELDS, HwRun, Job, RunSpec,
+                      record_field)
 
 __all__ = ["gossip_runs"]
 

@@ -42,12 +42,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..model.config import RunConfig
-from ..model.engine import simulate
-from ..model.result import RunResult
-from ..model.runtable import R, S, RunTable
-from ..hw.words import WordScheme
-from .record import HwRun
+from ...model.config import RunConfig
+from ...model.engine import simulate
+from ...model.result import RunResult
+from ...model.runtable import R, S, RunTable
+from ...hw.words import WordScheme
+from ..record import HwRun
 from .verdict import KINDS, Mismatch, Verdict, show
 
 __all__ = ["Mismatch", "Verdict", "judge", "judge_watchdog", "show", "model_result",
@@ -163,7 +163,7 @@ def judge(config: RunConfig, width: int, run: HwRun) -> Verdict:
 
 
 def _judge_summary(config: RunConfig, run: HwRun, model: RunResult) -> Verdict:
-    """A fast-mode record (:mod:`.fast_mode`): the in-hardware checker's summary.
+    """A fast-mode record (:mod:`~pipegossip.sim.fast.mode`): the in-hardware checker's summary.
 
     The checker compared every output with the model's rows every cycle and
     names the first differing cycle (its processor, when the first kind is

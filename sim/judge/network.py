@@ -1,7 +1,7 @@
-"""The judge of the network fabric: a :class:`~.network_run.NetworkRun` held against its program.
+"""The judge of the network fabric: a :class:`~.run.NetworkRun` held against its program.
 
 One function, :func:`judge_network`, in the judge family beside
-:func:`~.judge_schedule.judge_schedule`; it fills the one
+:func:`~.schedule.judge_schedule`; it fills the one
 :class:`~.verdict.Verdict` (``config`` the compiled
 :class:`~pipegossip.model.schedules.network_program.NetworkProgram`, ``model``
 None). Checks, cycle by cycle and link by link where they are per cycle:
@@ -22,7 +22,7 @@ None). Checks, cycle by cycle and link by link where they are per cycle:
   root every item; polling and reduce: the root's accumulator is the
   combination of all ``n`` tokens; allreduce: every node's);
 * ``busy``/``done``/``cycle``/``timeout``/``record``: as for the schedule
-  fabric (:func:`~.judge_schedule.control_checks`).
+  fabric (:func:`~.schedule.control_checks`).
 
 Mismatches name the clock cycle and the node; a port's note names its link
 (``port 5: p2 -> p3``).
@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hw.network.load import item_words
-from ..model.schedules.network_program import ACC, NetworkProgram, combine_words
-from ..model.schedules.program import NONE
-from .judge_schedule import control_checks
-from .network_run import NetworkRun
+from ...hw.network.load import item_words
+from ...model.schedules.network_program import ACC, NetworkProgram, combine_words
+from ...model.schedules.program import NONE
+from .schedule import control_checks
+from ..network.run import NetworkRun
 from .verdict import Mismatch, Verdict
 
 __all__ = ["judge_network", "network_verdict_json"]

@@ -1,16 +1,16 @@
 """Builds of arbitrary Verilog texts for the fast mode, in the same build cache.
 
-:func:`pipegossip.sim.runner.build` compiles the fabric of a configuration;
-the fast mode (:mod:`.fast_mode`) also compiles its wrapper top
-(:class:`~.fast_checker.FastTop` around the fabric's text) and, in tests,
-fault-injecting stand-ins of the fabric (:mod:`.fast_faults`). This module
+:func:`pipegossip.sim.fabric.runner.build` compiles the fabric of a configuration;
+the fast mode (:mod:`.mode`) also compiles its wrapper top
+(:class:`~.checker.FastTop` around the fabric's text) and, in tests,
+fault-injecting stand-ins of the fabric (:mod:`.faults`). This module
 does that with the same pieces as the runner: the content-addressed cache
-(:mod:`.build_cache`, key = text + options), per-entry locks, scratch
+(:mod:`~pipegossip.sim.tools.build_cache`, key = text + options), per-entry locks, scratch
 folders published by rename, the cached Verilator run-time library, cocotb's
-public runner API (:mod:`.simulators`).
+public runner API (:mod:`~pipegossip.sim.tools.simulators`).
 
 The fabric's Verilog is generated once per configuration (:func:`fabric_text`,
-kept on disk by :func:`~.runner.fabric_verilog`): generation is a large part
+kept on disk by :func:`~pipegossip.sim.fabric.runner.fabric_verilog`): generation is a large part
 of a build's wall time (Amaranth's elaboration, mostly, and the Yosys it
 ships), and both modes and every fault of a test use the same text.
 """
@@ -24,16 +24,17 @@ from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import atomic_write
-from ..hw.ports import ports
-from ..model.config import RunConfig
-from . import build_cache, verilator_runtime
-from .paths import build_root
-from .runner import TOP, Build, CosimError, Progress, _cached_build, _check_build_options, \
-    _tail, _use_verilator, fabric_verilog
-from .scratch import scratch, sweep
-from .simulators import DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, table_vlt, \
-    run_simulator
+from ...files import atomic_write
+from ...hw.ports import ports
+from ...model.config import RunConfig
+from ..tools import build_cache
+from ..tools import verilator_runtime
+from ..paths import build_root
+from ..fabric.runner import (TOP, Build, CosimError, Progress, _cached_build, _check_build_options,
+                             _tail, _use_verilator, fabric_verilog)
+from ..scratch import scratch, sweep
+from ..tools.simulators import (DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, table_vlt,
+                                run_simulator)
 
 __all__ = ["fabric_text", "build_text", "simulate_text"]
 
@@ -56,7 +57,7 @@ def build_text(name: str, verilog: str, top: str, config: RunConfig, width: int,
         Readable part of the cache folder's name (the key follows it).
     vlt : str
         The Verilator control file naming the ports of ``top`` cocotb sees
-        (:func:`~.simulators.ports_vlt`); nothing else is visible.
+        (:func:`~pipegossip.sim.tools.simulators.ports_vlt`); nothing else is visible.
     force : bool
         Rebuild even when a finished build exists (the benchmark).
     """

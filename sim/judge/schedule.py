@@ -1,7 +1,7 @@
 """The judge of the schedule fabric: a :class:`~.record.ScheduleRun` held against its program.
 
 One function, :func:`judge_schedule`, in the judge family beside
-:func:`pipegossip.sim.judge.judge`; it fills the one :class:`~.verdict.Verdict`
+:func:`pipegossip.sim.judge.fabric.judge`; it fills the one :class:`~.verdict.Verdict`
 with :class:`~.verdict.Mismatch` es of the existing kinds. The "model" is the
 compiled :class:`~pipegossip.model.schedules.program.Program` (the verdict's
 ``config``; its ``model`` is None). Checks, cycle by cycle where they are
@@ -40,13 +40,15 @@ per-port utilisation and all-to-alls per 1000 cycles from the record.
 
 from __future__ import annotations
 
+from itertools import zip_longest
+
 import numpy as np
 
-from ..hw.schedule.load import slot_words
-from ..model.errors import FormatError
-from ..model.schedules.program import ACC, NONE, WHOLE_ACC, Program, canonical
-from ..model.schedules.stream import StreamProgram
-from .record import ScheduleRun
+from ...hw.schedule.load import slot_words
+from ...model.errors import FormatError
+from ...model.schedules.program import ACC, NONE, WHOLE_ACC, Program, canonical
+from ...model.schedules.stream import StreamProgram
+from ..record import ScheduleRun
 from .verdict import Mismatch, Verdict
 
 __all__ = ["judge_schedule", "schedule_verdict_json", "port_figures", "control_checks"]
@@ -283,11 +285,19 @@ def _stream_checks(sp: StreamProgram, record: ScheduleRun, seed: int, exp_send: 
     for w in record.loads:
         seen.setdefault((int(w[2]), int(w[3])), []).append(w)
     for key in sorted(set(want) | set(seen)):
-        exp = sorted(want.get(key, []), key=lambda x: x.earliest)
         rec = sorted(seen.get(key, []), key=lambda w: w[0])
-        for j in range(max(len(exp), len(rec))):
-            ld = exp[j] if j < len(exp) else None
-            w = rec[j] if j < len(rec) else None
+        # a load in an expected load's window is that load's (so a missing load is
+        # named in its own window, not at the next one); the rest pair up in order
+        pairs, late = [], []
+        for ld in sorted(want.get(key, []), key=lambda x: x.earliest):
+            w = next((w for w in rec if ld.earliest <= w[0] <= ld.latest), None)
+            if w is None:
+                late.append(ld)
+            else:
+                rec.remove(w)
+                pairs.append((ld, w))
+        pairs += zip_longest(late, rec)
+        for ld, w in pairs:
             if w is None:
                 add(Mismatch("delivery", ld.earliest, ld.node,
                              f"a load of {name(ld.item)} into slot {ld.slot} in cycles "

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..hw.network.fabric import LATENCY, NetworkFabric, network_size
-from ..hw.network.load import network_writes
-from ..hw.ports import NETWORK_PORTS, NetworkSize
-from ..model.schedules.network_program import NetworkProgram
-from ..model.schedules.program import ProgramError
-from .record import RunSpec, ScheduleRun, schedule_record_field
-from .schedule_cosim import TAIL, amaranth_runs
+from ...hw.network.fabric import LATENCY, NetworkFabric, network_size
+from ...hw.network.load import network_writes
+from ...hw.ports import NETWORK_PORTS, NetworkSize
+from ...model.schedules.network_program import NetworkProgram
+from ...model.schedules.program import ProgramError
+from ..record import RunSpec, ScheduleRun, schedule_record_field
+from ..schedule.cosim import TAIL, amaranth_runs
 
 __all__ = ["NetworkRun", "NETWORK_SCALAR_FIELDS", "NETWORK_LINK_FIELDS",
            "NETWORK_NODE_FIELDS", "network_job", "run_network_amaranth", "check_fits",
@@ -75,12 +75,18 @@ class NetworkRun(ScheduleRun):
 FAULTS = ("drop", "misroute", "combine")
 
 
+def _sends(f: dict, j: int) -> tuple:
+    """What link ``j`` of a decoded entry sends: (send, accumulator, slot)."""
+    return f[f"tx{j}"], f[f"txacc{j}"], f[f"txslot{j}"]
+
+
 def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0) -> list:
     """``program``'s load writes with one entry altered by ``fault`` (:data:`FAULTS`).
 
     The first entry (in node, then cycle order) the fault applies to is
     altered: ``drop`` needs a storing receive, ``misroute`` a send from a node
-    with two or more links, ``combine`` any receive or send.
+    with two or more links whose next link sends something else (else the
+    swap would change nothing), ``combine`` any receive or send.
 
     Raises
     ------
@@ -90,7 +96,7 @@ def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0) -> list:
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r} (expected one of {', '.join(FAULTS)})")
     writes = network_writes(program, seed)
-    from ..hw.schedule.fabric import LoadKind
+    from ...hw.schedule.fabric import LoadKind
     for k, (kind, v, c, data) in enumerate(writes):
         if kind != LoadKind.PROGRAM:
             continue
@@ -100,7 +106,9 @@ def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0) -> list:
         for j in range(deg):
             if fault == "drop" and f[f"rx{j}"]:
                 f[f"rx{j}"] = 0
-            elif fault == "misroute" and f[f"tx{j}"] and deg > 1:
+            elif (fault == "misroute" and f[f"tx{j}"] and deg > 1
+                  and _sends(f, j) != _sends(f, (j + 1) % deg)):
+                # a swap between two links sending the same word would change nothing
                 t = (j + 1) % deg
                 for name in ("tx", "txacc", "txslot"):
                     f[f"{name}{j}"], f[f"{name}{t}"] = f[f"{name}{t}"], f[f"{name}{j}"]

@@ -3,15 +3,15 @@
 * :func:`run_programs_amaranth` loads and runs programs in Amaranth's simulator
   (no Verilog; the unit tests' producer);
 * :func:`build_schedule_fabric` compiles the fabric's Verilog for Verilator into
-  the content-addressed build cache (:mod:`.build_cache`, the same cache,
-  locks, scratch folders and run-time library as :mod:`.runner`), keyed by
+  the content-addressed build cache (:mod:`~pipegossip.sim.tools.build_cache`, the same cache,
+  locks, scratch folders and run-time library as :mod:`~pipegossip.sim.fabric.runner`), keyed by
   the Verilog text, so one size is built once and then reused;
 * :func:`run_schedule_build` runs the cocotb testbench
-  (:mod:`.schedule_testbench`) on one build with a list of programs, loading
+  (:mod:`.testbench`) on one build with a list of programs, loading
   each through the load port in turn: one simulator process, one build,
   any number of schedules;
 * :func:`cosim_schedules` groups schedules by size, builds each size once,
-  runs and judges (:func:`.judge_schedule.judge_schedule`) them all, and
+  runs and judges (:func:`pipegossip.sim.judge.schedule.judge_schedule`) them all, and
   reports how many builds it made.
 
 Every producer loads with :func:`pipegossip.hw.schedule.load.load_writes`
@@ -28,23 +28,23 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_write
-from ..hw.ports import SCHEDULE_PORTS, ScheduleSize, schedule_ports
-from ..hw.schedule.fabric import LATENCY, LoadKind, ScheduleFabric
-from ..hw.schedule.load import load_writes, stream_writes
-from ..model.schedules.ir import Schedule
-from ..model.schedules.program import Program, ProgramError, compile_schedule
-from ..model.schedules.stream import VIA_ITEM, StreamProgram, compile_stream, load_timetable
-from . import build_cache, verilator_runtime
-from .paths import build_root
-from .record import (SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, RunSpec, ScheduleRun,
-                     schedule_record_field)
-from .runner import CosimError
-from .scratch import scratch, sweep
-from .simulators import DEFAULT_RECIPE, Recipe, build_verilator, run_simulator, \
-    table_vlt
-from .toolchain import ToolchainError, use_verilator
-from .verdict import Verdict
+from ...files import atomic_write
+from ...hw.ports import SCHEDULE_PORTS, ScheduleSize, schedule_ports
+from ...hw.schedule.fabric import LATENCY, LoadKind, ScheduleFabric
+from ...hw.schedule.load import load_writes, stream_writes
+from ...model.schedules.ir import Schedule
+from ...model.schedules.program import Program, ProgramError, compile_schedule
+from ...model.schedules.stream import VIA_ITEM, StreamProgram, compile_stream, load_timetable
+from ..tools import build_cache
+from ..tools import verilator_runtime
+from ..paths import build_root
+from ..record import (SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, RunSpec, ScheduleRun,
+                      schedule_record_field)
+from ..fabric.runner import CosimError
+from ..scratch import scratch, sweep
+from ..tools.simulators import DEFAULT_RECIPE, Recipe, build_verilator, run_simulator, table_vlt
+from ..tools.toolchain import ToolchainError, use_verilator
+from ..judge.verdict import Verdict
 
 __all__ = ["JOB_ENV", "ScheduleJob", "job_for", "loaded", "timed_by_cycle", "ScheduleBuild",
            "ScheduleResult", "size_for",
@@ -310,7 +310,7 @@ def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
     CosimError
         The toolchain failed.
     """
-    from ..hw.schedule.export import schedule_verilog_text
+    from ...hw.schedule.export import schedule_verilog_text
 
     verilog = schedule_verilog_text(size.n, size.width, size.depth, size.slots, name=TOP)
     return build_program_fabric(size, verilog, schedule_ports(size), _slug(size), "schedule",
@@ -401,7 +401,7 @@ def run_build_jobs(b: ScheduleBuild, runs: list[dict], fabric: str, top: str) ->
         job.write(work / "job.json")
         try:
             use_verilator()
-            run_simulator("verilator", top=top, test_module="pipegossip.sim.schedule_testbench",
+            run_simulator("verilator", top=top, test_module="pipegossip.sim.schedule.testbench",
                           build_dir=b.directory, work=work,
                           env={JOB_ENV: str(work / "job.json")}, log=work / "sim.log")
             if not result.is_file():
@@ -472,7 +472,7 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
     CosimError
         The toolchain failed.
     """
-    from .judge_schedule import judge_schedule
+    from ..judge.schedule import judge_schedule
 
     def build(s: Schedule, d: int | None, slots: int | None = None):
         if stream is not None:

@@ -1,9 +1,9 @@
 """Batches of fast-mode runs driven by the hardware: Python wakes once per batch.
 
 Test infrastructure only (part of the fast mode's wrapper top,
-:class:`~.fast_checker.FastTop`, never of :mod:`pipegossip.hw`).
+:class:`~.checker.FastTop`, never of :mod:`pipegossip.hw`).
 
-A fast run on its own (:mod:`.fast_testbench`) costs a few Python wake-ups:
+A fast run on its own (:mod:`.testbench`) costs a few Python wake-ups:
 start, one sleep, a read of the summary ports, the next run's idle cycles.
 For a short run (N=32 pipelined: 93 cycles) those dominate. Here the
 hardware does it instead:
@@ -18,7 +18,7 @@ hardware does it instead:
   (``$fwrite`` of decimal fields, flushed) into :data:`LOG_FILE` in the
   simulator's working folder; :func:`parse_log` reads it back into the same
   summary dictionaries the per-run path reads off the ports, so both become
-  the one trace record (:func:`~.fast_mode.fast_record`) and meet the one
+  the one trace record (:func:`~.mode.fast_record`) and meet the one
   judge.
 
 Timing of a batched run: ``idle + 1`` cycles at rest, the start cycle, the
@@ -32,8 +32,8 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..hw.words import SEED_BITS
-from .fast_ports import LOG_FIELDS, LOG_FILE, batch_cycles, parse_log
+from ...hw.words import SEED_BITS
+from .ports import LOG_FIELDS, LOG_FILE, batch_cycles, parse_log
 
 __all__ = ["BatchDriver", "LOG_FILE", "LOG_MODULE", "LOG_FIELDS", "log_verilog", "parse_log",
            "batch_cycles"]

@@ -1,8 +1,8 @@
 """Names the fast testbench shares with the fast top, in a module that imports nothing.
 
-The testbench (:mod:`.fast_testbench`) runs inside the simulator, where
+The testbench (:mod:`.testbench`) runs inside the simulator, where
 every import is paid at each start-up; the hardware side
-(:mod:`.fast_checker`, :mod:`.fast_batch`) needs Amaranth, NumPy and the
+(:mod:`.checker`, :mod:`.batch`) needs Amaranth, NumPy and the
 model. Both take these names from here, so the simulator's Python imports
 only cocotb and this file.
 """
@@ -15,7 +15,7 @@ __all__ = ["SUMMARY_PORTS", "BATCH_PORTS", "LOG_FILE", "LOG_FIELDS", "parse_log"
 #: The top's outputs the testbench reads at the end of a run.
 SUMMARY_PORTS = ("finished", "bad", "bad_cycle", "bad_proc", "bad_kinds", "deliveries",
                  "used_sum", "busy_cycles", "done_at", "idle_bad", "busy", "done", "stall")
-#: The top's ports of the hardware batch driver (:mod:`.fast_batch`).
+#: The top's ports of the hardware batch driver (:mod:`.batch`).
 BATCH_PORTS = ("go", "count", "idle", "batch_busy", "runs_done")
 #: File the batch log writes (in the simulator's working folder).
 LOG_FILE = "pg_summary.txt"
@@ -30,7 +30,7 @@ LOG_FIELDS = (("run", 32), ("finished", 1), ("bad", 1), ("bad_cycle", 32), ("bad
 
 
 def batch_cycles(count: int, idle: int, span: int) -> int:
-    """Clock cycles a batch of ``count`` fault-free runs takes (:mod:`.fast_batch`)."""
+    """Clock cycles a batch of ``count`` fault-free runs takes (:mod:`.batch`)."""
     return count * (idle + 1 + 1 + span + 1)
 
 

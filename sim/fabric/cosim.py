@@ -1,9 +1,9 @@
 """A whole co-simulation: build, run, judge by the golden model, check the dump.
 
 :func:`cosimulate` builds (or reuses) the fabric of a configuration
-(:func:`~pipegossip.sim.runner.build`), simulates a series of runs on it
-(:func:`~pipegossip.sim.runner.run_build`), holds each against the model
-(:func:`pipegossip.sim.judge.judge`) and, with a waveform, writes the
+(:func:`~pipegossip.sim.fabric.runner.build`), simulates a series of runs on it
+(:func:`~pipegossip.sim.fabric.runner.run_build`), holds each against the model
+(:func:`pipegossip.sim.judge.fabric.judge`) and, with a waveform, writes the
 GTKWave files beside it and compares it with the paper's reference
 run-table. The dump and those files are placed together at the end
 (:func:`~pipegossip.sim.waves.staged_dump`), so an interrupted
@@ -18,40 +18,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model.config import RunConfig
-from ..model.errors import ConfigError
-from .judge import Verdict, judge, model_result
-from .record import HwRun, RunSpec
-from .runner import Build, Progress, build, run_build
-from .simulators import DEFAULT_RECIPE, Recipe
-from .waves import companion, dump_path, staged_dump
+from ...model.config import RunConfig
+from ...model.errors import ConfigError
+from ..judge.fabric import Verdict, judge, model_result
+from ..record import HwRun, RunSpec
+from .runner import Build, Progress, build, default_runs, run_build
+from ..tools.simulators import DEFAULT_RECIPE, Recipe
+from ..waves import companion, dump_path, staged_dump
 
-__all__ = ["CosimResult", "default_runs", "cosimulate", "MODE_ENV"]
+__all__ = ["CosimResult", "cosimulate", "MODE_ENV"]
 
 #: Environment variable naming :func:`cosimulate`'s default mode.
 MODE_ENV = "PIPEGOSSIP_COSIM_MODE"
-
-
-def default_runs(config: RunConfig, word_seeds: Sequence[int] = (0,), *,
-                 spurious_start: bool = False) -> list[RunSpec]:
-    """Normal runs, one per word seed, back to back without a reset between.
-
-    The cycle budget is generous (twice the model's L plus slack) so a slow
-    fabric is reported as a mismatch, not cut short at the model's L.
-
-    Parameters
-    ----------
-    spurious_start : bool
-        Pulse ``start`` again in the middle of the second run.
-    """
-    length = model_result(config).length
-    budget = 2 * length + 8 * config.n + 32
-    runs = []
-    for k, seed in enumerate(word_seeds):
-        runs.append(RunSpec(word_seed=seed, max_cycles=budget, idle=2 if k == 0 else 1,
-                            spurious_start=max(1, length // 2) if spurious_start and k == 1
-                            else None))
-    return runs
 
 
 @dataclass
@@ -73,7 +51,8 @@ class CosimResult:
     reference: Path | None = None
     reference_match: bool | None = None
     mode: str = "trace"
-    fast: object | None = None  #: the :class:`~.fast_mode.FastOutcome` of a fast co-simulation
+    #: the :class:`~pipegossip.sim.fast.mode.FastOutcome` of a fast co-simulation
+    fast: object | None = None
 
     @property
     def match(self) -> bool:
@@ -102,7 +81,7 @@ def cosimulate(config: RunConfig, width: int = 8, *, simulator: str = "verilator
         set can be timed in either mode: ``pipegossip cosim-bench
         --regression``). ``trace``: the testbench samples every port every cycle (the records
         hold every sample). ``fast``: the in-hardware checker
-        (:mod:`~pipegossip.sim.fast_mode`); a failing run is repeated in the
+        (:mod:`~pipegossip.sim.fast.mode`); a failing run is repeated in the
         trace mode, so its verdict is as detailed. A waveform needs the
         trace mode (``waves`` set: ``mode`` is ignored).
     waves : {"vcd", "fst", None}
@@ -127,7 +106,7 @@ def cosimulate(config: RunConfig, width: int = 8, *, simulator: str = "verilator
     if mode not in ("trace", "fast"):
         raise ConfigError(f"mode must be trace or fast, got {mode!r}")
     if mode == "fast" and not waves:
-        from .fast_mode import fast_cosimulate
+        from ..fast.mode import fast_cosimulate
         out = fast_cosimulate(config, width, word_seeds, simulator=simulator, against=against,
                               spurious_start=spurious_start, root=root, progress=progress,
                               recipe=None if recipe == DEFAULT_RECIPE else recipe)
@@ -162,10 +141,10 @@ def _verdicts(model_config: RunConfig, width: int, hw: list[HwRun]) -> list[Verd
 
 def _check_dump(result: CosimResult, model_config: RunConfig, gtkw: bool) -> None:
     """Viewer files beside the dump; the dump against the paper's reference."""
-    from ..model.runtable import RunTable
-    from ..waveforms.gtkw import write_gtkw
-    from ..waveforms.readback import read_dump
-    from ..waveforms.reference import reference_for
+    from ...model.runtable import RunTable
+    from ...waveforms.gtkw import write_gtkw
+    from ...waveforms.readback import read_dump
+    from ...waveforms.reference import reference_for
 
     if gtkw:
         result.gtkw = write_gtkw(result.waveform, model_config.n)

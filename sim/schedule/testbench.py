@@ -1,8 +1,8 @@
 """cocotb testbench of the program-driven fabrics: load, run, read back, for every job entry.
 
 Runs inside the simulator (``COCOTB_TEST_MODULES``); the runner
-(:func:`pipegossip.sim.schedule_cosim.run_schedule_build`) names a
-:class:`~pipegossip.sim.schedule_cosim.ScheduleJob` in the environment
+(:func:`pipegossip.sim.schedule.cosim.run_schedule_build`) names a
+:class:`~pipegossip.sim.schedule.cosim.ScheduleJob` in the environment
 variable ``PIPEGOSSIP_SCHEDULE_JOB``; its ``fabric`` (``schedule`` or
 ``network``) selects the port table (:data:`~pipegossip.hw.ports.SCHEDULE_PORTS`,
 :data:`~pipegossip.hw.ports.NETWORK_PORTS`). After one reset, for every entry it
@@ -16,8 +16,8 @@ variable ``PIPEGOSSIP_SCHEDULE_JOB``; its ``fabric`` (``schedule`` or
   port (latency 1);
 
 and writes one :class:`~pipegossip.sim.record.ScheduleRun` (network:
-:class:`~pipegossip.sim.network_run.NetworkRun`) per entry. It judges nothing
-(:mod:`pipegossip.sim.judge_schedule` and :mod:`pipegossip.sim.judge_network`
+:class:`~pipegossip.sim.network.run.NetworkRun`) per entry. It judges nothing
+(:mod:`pipegossip.sim.judge.schedule` and :mod:`pipegossip.sim.judge.network`
 do, afterwards).
 """
 
@@ -31,9 +31,9 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from ..hw.ports import SCHEDULE_PORTS
-from ..hw.schedule.fabric import LATENCY
-from .record import SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, schedule_record_field
+from ...hw.ports import SCHEDULE_PORTS
+from ...hw.schedule.fabric import LATENCY
+from ..record import SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, schedule_record_field
 
 __all__ = ["schedule_runs"]
 
@@ -43,15 +43,15 @@ CLOCK_NS = 10
 def _fabric(job):
     """``(size, port table, group length, scalar fields, lane fields, record maker, item ports)``."""
     if job.fabric == "network":
-        from ..hw.ports import NETWORK_PORTS, NetworkSize  # noqa: PLC0415
-        from .network_run import (NETWORK_LINK_FIELDS, NETWORK_NODE_FIELDS,  # noqa: PLC0415
-                                  NETWORK_SCALAR_FIELDS, network_record)
+        from ...hw.ports import NETWORK_PORTS, NetworkSize  # noqa: PLC0415
+        from ..network.run import (NETWORK_LINK_FIELDS, NETWORK_NODE_FIELDS,  # noqa: PLC0415
+                                   NETWORK_SCALAR_FIELDS, network_record)
         size = NetworkSize(**job.size)
         return (size, NETWORK_PORTS, lambda s: size.ports if s.per_link else size.n,
                 NETWORK_SCALAR_FIELDS, NETWORK_LINK_FIELDS + NETWORK_NODE_FIELDS,
                 network_record, False)
-    from ..hw.ports import ScheduleSize  # noqa: PLC0415
-    from .schedule_cosim import _record  # noqa: PLC0415
+    from ...hw.ports import ScheduleSize  # noqa: PLC0415
+    from .cosim import _record  # noqa: PLC0415
     size = ScheduleSize(**job.size)
     return (size, SCHEDULE_PORTS, lambda s: size.n, SCHEDULE_SCALAR_FIELDS,
             SCHEDULE_LANE_FIELDS, _record, True)
@@ -71,7 +71,7 @@ def _handles(dut, table, count, scalar_fields, lane_fields):
 @cocotb.test()
 async def schedule_runs(dut) -> None:
     """Run every entry of the job on this one build and write the records."""
-    from .schedule_cosim import JOB_ENV, ScheduleJob, _run_end, timed_by_cycle  # noqa: PLC0415
+    from .cosim import JOB_ENV, ScheduleJob, _run_end, timed_by_cycle  # noqa: PLC0415
 
     job = ScheduleJob.read(os.environ[JOB_ENV])
     size, table, count, scalar_fields, lane_fields, make_record, has_items = _fabric(job)

@@ -1,6 +1,6 @@
 """The one verdict type: how a trace record differs from the golden model.
 
-:func:`pipegossip.sim.judge.judge` fills a :class:`Verdict` with every
+:func:`pipegossip.sim.judge.fabric.judge` fills a :class:`Verdict` with every
 :class:`Mismatch`; the verdict renders the report people read (first
 differing cycle and processor, the model's and the hardware's rows around it
 one above the other) and the JSON the commands write.
@@ -14,11 +14,11 @@ from functools import cached_property
 
 import numpy as np
 
-from ..model.config import RunConfig
-from ..model.engine import simulate
-from ..model.result import RunResult
-from ..model.runtable import IDLE, WR, WS, RunTable, token
-from .record import HwRun
+from ...model.config import RunConfig
+from ...model.engine import simulate
+from ...model.result import RunResult
+from ...model.runtable import IDLE, WR, WS, RunTable, token
+from ..record import HwRun
 
 __all__ = ["KINDS", "Mismatch", "Verdict", "show"]
 
@@ -121,7 +121,7 @@ class Verdict:
         Imported here only to render it: the slots compared are the judge's
         (the ``trace`` and ``used`` mismatches say the same thing).
         """
-        from ..waveforms.diff import diff_tables
+        from ...waveforms.diff import diff_tables
         model = self.model.table if self.model is not None else simulate(self.config, table=True).table
         return diff_tables(model, self.hw_table, exact=True)
 

@@ -2,12 +2,12 @@
 
 * :func:`build_network_fabric` compiles the fabric's Verilog for Verilator
   into the content-addressed build cache, as the schedule fabric's builds
-  (:func:`~.schedule_cosim.build_program_fabric`);
+  (:func:`~pipegossip.sim.schedule.cosim.build_program_fabric`);
 * :func:`run_network_build` runs the shared cocotb testbench
-  (:mod:`.schedule_testbench`, ``fabric="network"``) on one build with a list
+  (:mod:`~pipegossip.sim.schedule.testbench`, ``fabric="network"``) on one build with a list
   of programs, loading each through the load port in turn;
 * :func:`cosim_network` groups schedules by topology, builds each once, runs
-  and judges (:func:`.judge_network.judge_network`) them all.
+  and judges (:func:`pipegossip.sim.judge.network.judge_network`) them all.
 """
 
 from __future__ import annotations
@@ -16,16 +16,15 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..hw.network.export import TOP, network_verilog_text
-from ..hw.network.fabric import network_size
-from ..hw.ports import NetworkSize, network_ports
-from ..model.schedules.ir import Schedule
-from ..model.schedules.network_program import NetworkProgram, compile_network
-from .judge_network import judge_network
-from .network_run import (NetworkRun, check_fits, faulty_writes, network_job,
-                          run_network_amaranth)
-from .schedule_cosim import (CosimReport, Progress, ScheduleBuild, ScheduleResult,
-                             build_program_fabric, run_build_jobs)
+from ...hw.network.export import TOP, network_verilog_text
+from ...hw.network.fabric import network_size
+from ...hw.ports import NetworkSize, network_ports
+from ...model.schedules.ir import Schedule
+from ...model.schedules.network_program import NetworkProgram, compile_network
+from ..judge.network import judge_network
+from .run import NetworkRun, check_fits, faulty_writes, network_job, run_network_amaranth
+from ..schedule.cosim import (CosimReport, Progress, ScheduleBuild, ScheduleResult,
+                              build_program_fabric, run_build_jobs)
 
 __all__ = ["build_network_fabric", "run_network_build", "cosim_network", "TOP"]
 
@@ -75,7 +74,7 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         topology rounded up to a power of two.
     simulator : {"verilator", "amaranth"}
     fault : str, optional
-        Load every program with this fault (:data:`~.network_run.FAULTS`):
+        Load every program with this fault (:data:`~.run.FAULTS`):
         the judge must find it.
 
     Raises

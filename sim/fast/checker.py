@@ -17,7 +17,7 @@ Test infrastructure only: nothing here is part of the synthesised fabric
 * the expected trace itself, a ROM (:func:`rom_verilog`) filled by
   ``$readmemh`` from the file :data:`EXPECT_FILE` in the simulator's working
   folder when the simulation starts.
-* the batch driver and its log (:mod:`.fast_batch`): many runs back to
+* the batch driver and its log (:mod:`.batch`): many runs back to
   back without Python, one summary line each in a file.
 
 Every input of the top is registered first (see :meth:`FastTop.elaborate`).
@@ -46,12 +46,12 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, DomainRenamer, I
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..hw.bits import counter_width, peer_width, session_width, used_width
-from ..hw.ports import IN, ports
-from ..hw.words import SEED_BITS, WordScheme
-from ..model.runtable import R
-from .fast_batch import LOG_MODULE, BatchDriver
-from .fast_ports import BATCH_PORTS, LOG_FIELDS, SUMMARY_PORTS
+from ...hw.bits import counter_width, peer_width, session_width, used_width
+from ...hw.ports import IN, ports
+from ...hw.words import SEED_BITS, WordScheme
+from ...model.runtable import R
+from .batch import LOG_MODULE, BatchDriver
+from .ports import BATCH_PORTS, LOG_FIELDS, SUMMARY_PORTS
 
 __all__ = ["ExpectLayout", "FastChecker", "FastTop", "KIND_BITS", "EXPECT_FILE",
            "FAST_TOP", "ROM_MODULE", "rom_verilog", "SUMMARY_PORTS", "BATCH_PORTS"]
@@ -61,8 +61,8 @@ EXPECT_FILE = "pg_expect.hex"
 #: Module names of the wrapper top and the ROM.
 FAST_TOP = "pg_fast_top"
 ROM_MODULE = "pg_expect_rom"
-#: Mismatch kinds by bit of ``bad_kinds``; the judge's kinds (:data:`~.verdict.KINDS`)
-#: in the same order, so the lowest set bit is the judge's first kind of that cycle.
+#: Mismatch kinds by bit of ``bad_kinds``; the judge's kinds
+#: (:data:`~pipegossip.sim.judge.verdict.KINDS`) in the same order, so the lowest set bit is the judge's first kind of that cycle.
 KIND_BITS = ("trace", "used", "busy", "done", "cycle", "stall", "delivery", "handshake")
 #: ``bad_proc`` when the first kind is fabric-wide.
 NO_PROC = 0xFFFF
@@ -295,15 +295,15 @@ class FastTop(wiring.Component):
         The run's word seed; hold it steady during the run.
     hold : In(N)
         Passed to the fabric's ``hold`` (0 in normal use; the fault-injecting
-        stand-ins of :mod:`.fast_faults` read it as their fault selector).
+        stand-ins of :mod:`.faults` read it as their fault selector).
     finished, bad, bad_cycle, bad_proc, bad_kinds, deliveries, used_sum, busy_cycles, done_at, idle_bad : Out
         :class:`FastChecker`'s summary (registered, latency 1).
     busy, done, stall : Out(1)
         The fabric's own (latency 0): its final state.
     go, count, idle : In
         Start a batch of ``count`` runs driven by the hardware
-        (:class:`~.fast_batch.BatchDriver`; word seeds ``seed``, ``seed + 1``, ...),
-        each logged to :data:`~.fast_batch.LOG_FILE`.
+        (:class:`~.batch.BatchDriver`; word seeds ``seed``, ``seed + 1``, ...),
+        each logged to :data:`~.batch.LOG_FILE`.
     batch_busy, runs_done : Out
         A batch is under way; runs it has logged.
 

@@ -19,10 +19,10 @@ from amaranth.back import verilog
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 
-from ..hw.export import plain_internal_names
-from ..hw.fabric import Fabric, fabric_signature
-from ..model.config import RunConfig
-from .runner import TOP
+from ...hw.export import plain_internal_names
+from ...hw.fabric import Fabric, fabric_signature
+from ...model.config import RunConfig
+from ..fabric.runner import TOP
 
 __all__ = ["Fault", "FaultyFabric", "FAULT_KINDS", "faulty_verilog"]
 

@@ -1,16 +1,16 @@
 """The fast co-simulation mode: check in the hardware, report in Python, judge once.
 
 :func:`fast_cosimulate` builds (or reuses) the wrapper top of
-:mod:`.fast_checker` around the fabric's Verilog, writes the model's
+:mod:`.checker` around the fabric's Verilog, writes the model's
 expected trace (:func:`expected_hex`) into the run's folder for the ROM to
-load, runs :mod:`.fast_testbench` (Python wakes once per run, not per
+load, runs :mod:`.testbench` (Python wakes once per run, not per
 cycle, or once per batch of runs the hardware drives itself,
-:mod:`.fast_batch`), turns each run's summary into the one trace record,
+:mod:`.batch`), turns each run's summary into the one trace record,
 :class:`~.record.HwRun` (empty samples, a ``summary``: :func:`fast_record`),
-and has the one judge (:func:`~.judge.judge`) hold it against the model.
+and has the one judge (:func:`~pipegossip.sim.judge.fabric.judge`) hold it against the model.
 
 On a mismatch the failing run is repeated from the start in the per-cycle
-mode (:mod:`.testbench`, the fabric's own build), and that record's verdict
+mode (:mod:`~pipegossip.sim.fabric.testbench`, the fabric's own build), and that record's verdict
 replaces the fast one: the report names the cycle, processor, expected and
 got exactly as the per-cycle mode always did. The fast verdict is kept
 (:attr:`FastOutcome.fast_verdicts`) to show that both name the same
@@ -29,20 +29,21 @@ from pathlib import Path
 import numpy as np
 from amaranth.back import verilog as amaranth_verilog
 
-from ..hw.export import plain_internal_names
-from ..model.config import RunConfig
-from ..model.errors import ConfigError
-from .fast_batch import log_verilog
-from .fast_build import build_text, fabric_build, fabric_text, simulate_text
-from .fast_checker import (BATCH_PORTS, EXPECT_FILE, FAST_TOP, KIND_BITS, NO_PROC,
-                           SUMMARY_PORTS, ExpectLayout, FastTop, rom_verilog)
-from .fast_testbench import FAST_JOB_ENV
-from .judge import Verdict, judge, model_result, session_ends
-from .record import HwRun, RunSpec
-from . import build_cache
-from .paths import build_root
-from .runner import GENERATOR, Build, CosimError, Progress, _check_build_options, build, run_build
-from .simulators import CLOCK_PORTS, Recipe, ports_vlt, sized
+from ...hw.export import plain_internal_names
+from ...model.config import RunConfig
+from ...model.errors import ConfigError
+from .batch import log_verilog
+from .build import build_text, fabric_build, fabric_text, simulate_text
+from .checker import (BATCH_PORTS, EXPECT_FILE, FAST_TOP, KIND_BITS, NO_PROC, SUMMARY_PORTS,
+                      ExpectLayout, FastTop, rom_verilog)
+from .testbench import FAST_JOB_ENV
+from ..judge.fabric import Verdict, judge, model_result, session_ends
+from ..record import HwRun, RunSpec
+from ..tools import build_cache
+from ..paths import build_root
+from ..fabric.runner import (GENERATOR, Build, CosimError, Progress, _check_build_options, build,
+                             default_runs, run_build)
+from ..tools.simulators import CLOCK_PORTS, Recipe, ports_vlt, sized
 
 __all__ = ["FastOutcome", "fast_cosimulate", "build_fast", "run_fast", "batch_items", "expected_hex",
            "top_text", "run_cycles", "BUILD_RECIPE", "SPEED_RECIPE", "speed_cycles",
@@ -91,7 +92,7 @@ def recipe_for(config: RunConfig, cycles: int = 0) -> Recipe:
     :data:`FASTEST_RECIPE` from :func:`fastest_cycles` on, :data:`SPEED_RECIPE`
     from :func:`speed_cycles`, else :data:`BUILD_RECIPE` (a build serves later
     simulations too, but a first one is what a user waits for), split for
-    the size (:func:`~.simulators.sized`).
+    the size (:func:`~pipegossip.sim.tools.simulators.sized`).
     """
     n = config.n
     recipe = (FASTEST_RECIPE if cycles >= fastest_cycles(n)
@@ -107,7 +108,7 @@ def run_cycles(config: RunConfig, runs: Sequence[RunSpec]) -> int:
 
 #: The ports of the wrapper top that cocotb touches (everything else stays
 #: private): the inputs it drives, writable, and the outputs it reads, read-only
-#: (see :func:`~.simulators.ports_vlt` for why that matters for speed).
+#: (see :func:`~pipegossip.sim.tools.simulators.ports_vlt` for why that matters for speed).
 WRITABLE = CLOCK_PORTS + ("start", "seed", "hold", "go", "count", "idle")
 READABLE = SUMMARY_PORTS + tuple(p for p in BATCH_PORTS if p not in WRITABLE)
 
@@ -119,11 +120,11 @@ def _bits(values: np.ndarray, width: int) -> np.ndarray:
 
 @lru_cache(maxsize=16)
 def expected_hex(config: RunConfig, tail: int = TAIL) -> str:
-    """The ROM's contents: one hex row per cycle 0 .. L + ``tail`` (layout in :mod:`.fast_checker`).
+    """The ROM's contents: one hex row per cycle 0 .. L + ``tail`` (layout in :mod:`.checker`).
 
-    Made from the judge's model run (:func:`~.judge.model_result`): the
+    Made from the judge's model run (:func:`~pipegossip.sim.judge.fabric.model_result`): the
     run-table, the deliveries' sessions and the handshake cycles
-    (:func:`~.judge.session_ends`).
+    (:func:`~pipegossip.sim.judge.fabric.session_ends`).
     """
     model = model_result(config)
     lay = ExpectLayout(config.n, config.sessions)
@@ -181,7 +182,7 @@ def build_fast(config: RunConfig, width: int = 8, *, fabric: str | None = None,
     """Build (or reuse) the fast mode's top around ``fabric`` (default: the fabric of ``config``).
 
     ``config`` sets the expected trace's L (the checker's span); ``fabric``
-    may be another text with the fabric's ports (:mod:`.fast_faults`).
+    may be another text with the fabric's ports (:mod:`.faults`).
     """
     # Refuse a missing simulator before the texts are cached under the build
     # folder: a refused command leaves nothing on disk.
@@ -219,7 +220,7 @@ def batch_items(runs: Sequence[RunSpec], batch: bool = True) -> list[dict]:
     Consecutive runs that need nothing from Python (no ``hold``, no spurious
     ``start``, no reset but before the first, the same idle cycles and
     consecutive word seeds) form one batch the hardware drives
-    (:mod:`.fast_batch`); the others, or every run when ``batch`` is off, are
+    (:mod:`.batch`); the others, or every run when ``batch`` is off, are
     single items the testbench drives itself.
     """
     items: list[dict] = []
@@ -252,7 +253,7 @@ def run_fast(b: Build, config: RunConfig, width: int, runs: Sequence[RunSpec],
     length = model_result(config).length
     wake = wake or int(os.environ.get("PIPEGOSSIP_FAST_WAKE", "0")) or None
     job = dict(span=length + TAIL + 1, wake=wake, runs=batch_items(runs, batch))
-    summaries = simulate_text(b, FAST_TOP, "pipegossip.sim.fast_testbench", job,
+    summaries = simulate_text(b, FAST_TOP, "pipegossip.sim.fast.testbench", job,
                               {EXPECT_FILE: expected_hex(config)}, FAST_JOB_ENV)
     if len(summaries) != len(runs):
         raise CosimError(f"the fast testbench reported {len(summaries)} runs of {len(runs)}")
@@ -300,16 +301,15 @@ def fast_cosimulate(config: RunConfig, width: int = 8, word_seeds: Sequence[int]
     against : RunConfig, optional
         Judge (and load the expected trace of) this configuration's model.
     runs : sequence of RunSpec, optional
-        Instead of :func:`~.cosim.default_runs` of ``word_seeds``.
+        Instead of :func:`~pipegossip.sim.fabric.runner.default_runs` of ``word_seeds``.
     fabric, name : str, optional
-        A stand-in fabric text and its build name (:mod:`.fast_faults`); the
+        A stand-in fabric text and its build name (:mod:`.faults`); the
         per-cycle rerun then builds the same text.
     rerun : bool
         Repeat a failing run in the per-cycle mode for the exact report.
     recipe : Recipe, optional
         Build recipe of the fast top (default :func:`recipe_for` the runs' cycles).
     """
-    from .cosim import default_runs
     _check_build_options(simulator, None)
     model_config = against or config
     if against is not None and against.n != config.n:

@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 from .build_cache import is_valid, stamp, versions
-from .paths import build_root
-from .scratch import scratch, sweep
+from ..paths import build_root
+from ..scratch import scratch, sweep
 from .toolchain import verilator_root
 
 __all__ = ["runtime_dir", "cached", "store", "make_environment"]
