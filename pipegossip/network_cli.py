@@ -85,7 +85,7 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
                    help="matching: best of this many tie orders (natural, then random from "
                    "--seed); default 1")
     g.add_argument("--budget", type=_BUDGET, default=60.0, metavar="SECONDS",
-                   help="best: seconds for the portfolio after its first candidates "
+                   help="best: CPU seconds for the portfolio after its first candidates "
                    "(default 60)")
     g.add_argument("--candidates", type=_CANDIDATES, default=4,
                    help="matching: matchings compared per round with --lookahead; default 4")
@@ -301,10 +301,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--search", action="store_true",
                    help="table6: also run the colour-string search")
     p.add_argument("--best", type=_BUDGET, default=None, metavar="SECONDS",
-                   help="table4/table5: each row by 'schedule best' with this budget "
-                   "(constructions, every setting, colouring, look-ahead, restarts); the "
-                   "seconds column is then CPU")
+                   help="table1/3/4/5: each row by 'schedule best' with this many CPU "
+                   "seconds (constructions, every setting, colouring, Dist_Exp lowered per "
+                   "round, look-ahead, restarts, the improvement pass), the rows run as "
+                   "sweep jobs (the sweep options below) and cached in the store")
     p.add_argument("--format", choices=("md", "json"), default="md")
+    from .sweep import add_sweep_arguments
+    add_sweep_arguments(p, formats=None)
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("network-bench", help="time and peak memory of the matching heuristic "

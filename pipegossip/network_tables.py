@@ -17,6 +17,8 @@ from .cli import UsageError
 from .limits import MAX_GOSSIP_NODES
 from .model.algorithms.portfolio import MATCHING_SETTINGS, setting_label
 from .options import echo, list_items, refuse_given
+from .sweep import SweepOptions
+from .sweep_store import DEFAULT_STORE
 
 __all__ = ["PORTFOLIO", "best_matching", "table_rows", "table1_row", "cmd_table",
            "optimum_rows", "OPTIMUM_ROWS", "paper_tables"]
@@ -66,15 +68,6 @@ def best_matching(topo, primitive="gossip", root=None, tau=None, portfolio=PORTF
     return best[1], best[2], best[3], time.perf_counter() - start
 
 
-def _best_row(topo, primitive, root, budget):
-    """``schedule best`` for a table row: (R, what won, CPU seconds)."""
-    from .model.algorithms.portfolio import best_schedule
-    from .model.schedules.validate import check
-    c0 = time.process_time()
-    s, _ = best_schedule(topo, primitive, root, budget=budget)
-    return check(s).R, s.origin["source"].split(":")[0], time.process_time() - c0
-
-
 def _load() -> str:
     """The 1-minute load average (the machine is shared: times depend on it)."""
     try:
@@ -87,12 +80,19 @@ def _load() -> str:
 def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, tries: int = 1,
                lookahead: int = 0, row_timeout: float | None = None, families=_FAMILIES,
                portfolio=None, exact: bool = False, budget: float | None = None,
-               models: tuple[str, ...] = ("F1",)):
-    """Rows of ``network-table NAME`` (a generator: each row as soon as it is measured)."""
+               models: tuple[str, ...] = ("F1",), sweep=None):
+    """Rows of ``network-table NAME`` (a generator: each row as soon as it is measured).
+
+    With ``budget``, table1/3/4/5 rows are the portfolio's, run as sweep jobs
+    with the :class:`~.sweep.SweepOptions` ``sweep`` (:mod:`.network_sweep`)."""
     from .model.algorithms.coloring import color_schedule, search_colors
     from .model.schedules.topologies import _size, topology
     from .model.schedules.validate import check
     paper = paper_tables()
+    if budget is not None:
+        from .network_sweep import best_rows
+        yield from best_rows(name, paper, budget, sweep, max_k, min_k, families)
+        return
     if portfolio is None:
         # table3: one Dist_Exp (the paper finds 0.5-2.5 suitable for linear cost)
         portfolio = [("bfs", None, 2.0)] if name == "table3" else PORTFOLIO
@@ -122,13 +122,9 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
             for k in range(min_k, max_k + 1):
                 i = k - paper["k_first"]
                 topo = topology(fam, k=k)
-                if budget is not None:  # schedule best: the whole portfolio
-                    R, how, sec = _best_row(topo, "broadcast" if bcast else "gossip",
-                                            0 if bcast else None, budget)
-                else:
-                    R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
-                                                   0 if bcast else None, portfolio=portfolio,
-                                                   tries=tries, lookahead=lookahead)
+                R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
+                                               0 if bcast else None, portfolio=portfolio,
+                                               tries=tries, lookahead=lookahead)
                 yield {"graph": f"{fam}_{k}", "n": topo.n, "LB": data[fam]["LB"][i],
                        "UB": data[fam]["UB"][i], "paper_HR": data[fam]["HR"][i], "R": R,
                        "setting": how, "lower": math.ceil(math.log2(topo.n)) if bcast
@@ -296,6 +292,16 @@ _APPLIES = (
 )
 
 
+#: The sweep runner's options (``--best`` runs the rows as sweep jobs).
+_SWEEP_OPTIONS = (("--workers", "workers", None), ("--scheduler", "scheduler", None),
+                  ("--store", "store", DEFAULT_STORE), ("--no-cache", "no_cache", False),
+                  ("--timeout", "timeout", None))
+#: Options that pick one heuristic: the portfolio runs them all.
+_NOT_WITH_BEST = (("--settings", "settings", None), ("--tries", "tries", 1),
+                  ("--lookahead", "lookahead", 0), ("--exact", "exact", False),
+                  ("--row-timeout", "row_timeout", None))
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     if not 3 <= args.max_k <= 14:
         raise UsageError(f"--max-k must be between 3 and 14, got {args.max_k}")
@@ -324,8 +330,14 @@ def cmd_table(args: argparse.Namespace) -> int:
             raise UsageError(f"--settings: unknown {echo(bad[0])} "
                              f"(expected some of {', '.join(names)})")
         portfolio = [names[x] for x in wanted]
-    if args.best is not None and args.table not in ("table4", "table5"):
-        raise UsageError("--best applies to table4 and table5")
+    if args.best is not None and args.table not in ("table1", "table3", "table4", "table5"):
+        raise UsageError("--best applies to table1, table3, table4 and table5")
+    sweep = None
+    if args.best is None:
+        refuse_given(args, _SWEEP_OPTIONS, "only with --best (the rows then run as sweep jobs)")
+    else:
+        refuse_given(args, _NOT_WITH_BEST, "only without --best (the portfolio tries them all)")
+        sweep = SweepOptions.from_args(args)
     models = ("F1",)
     if args.models is not None:
         from .model.algorithms.optimum import MODELS
@@ -336,7 +348,7 @@ def cmd_table(args: argparse.Namespace) -> int:
                              f"(expected some of {', '.join(MODELS)})")
     rows = table_rows(args.table, args.max_k, args.search, args.min_k, args.tries,
                       args.lookahead, args.row_timeout, families, portfolio, args.exact,
-                      args.best, models)
+                      args.best, models, sweep)
     if args.format == "json":
         print(json.dumps(list(rows), indent=1))
         return 0

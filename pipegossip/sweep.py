@@ -79,15 +79,16 @@ def _address(text: str) -> str:
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser,
-                        formats: Sequence[str] = ("text", "json"),
+                        formats: Sequence[str] | None = ("text", "json"),
                         timeout: float | None = None) -> None:
     """Add the flags every sweep command shares to ``parser``.
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
-    formats : sequence of str
-        Choices of ``--format``; the first is the default.
+    formats : sequence of str, optional
+        Choices of ``--format``; the first is the default. None: the command
+        adds its own ``--format``.
     timeout : float, optional
         Default of ``--timeout`` in seconds (None: no limit), for sweeps
         whose jobs can run for hours.
@@ -106,7 +107,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser,
     g.add_argument("--timeout", type=_seconds, default=timeout, metavar="S",
                    help="stop a job after S seconds and record it as failed; default "
                    + ("none" if timeout is None else f"{timeout:g}"))
-    parser.add_argument("--format", choices=tuple(formats), default=formats[0])
+    if formats is not None:
+        parser.add_argument("--format", choices=tuple(formats), default=formats[0])
 
 
 @dataclass(frozen=True)

@@ -143,13 +143,35 @@ def test_numbers_are_plain_and_finite(capsys, argv, needle):
     assert err.count("\n") == 1 and needle in err and "Warning" not in err
 
 
-def test_table5_by_the_portfolio(capsys):
-    status = main(["network-table", "table5", "--max-k", "3", "--families", "debruijn",
-                   "--best", "1", "--format", "json"])
+def test_table5_by_the_portfolio(capsys, tmp_path):
+    argv = ["network-table", "table5", "--max-k", "3", "--families", "debruijn", "--best", "1",
+            "--format", "json", "--workers", "0", "--store", str(tmp_path / "store")]
+    status = main(argv)
     rows = json.loads(capsys.readouterr().out)
     assert status == 0 and rows[0]["graph"] == "debruijn_3" and rows[0]["R"] == 4
+    assert rows[0]["status"] == "done" and rows[0]["lower"] == 3
+    # the sweep store caches the row: the second run computes nothing
+    assert main(argv) == 0 and json.loads(capsys.readouterr().out)[0]["status"] == "cached"
     assert main(["network-table", "table6", "--best", "1"]) == 2
-    assert "--best applies to table4 and table5" in capsys.readouterr().err
+    assert "--best applies to table1, table3, table4 and table5" in capsys.readouterr().err
+    assert main(["network-table", "table5", "--workers", "0"]) == 2
+    assert "--workers applies only with --best" in capsys.readouterr().err
+    assert main(["network-table", "table5", "--best", "1", "--tries", "2"]) == 2
+    assert "--tries applies only without --best" in capsys.readouterr().err
+
+
+def test_table3_by_the_portfolio_on_the_sweep_runner(monkeypatch, capsys, tmp_path):
+    from pipegossip import network_tables
+    tables = network_tables.paper_tables()
+    small = dict(tables, table3=[{"graph": "Mesh 4x4", "topology": {"name": "mesh", "a": 4,
+                                                                      "b": 4},
+                                  "n": 16, "m": 24, "RS": {"2.0": [8, 20]}}])
+    monkeypatch.setattr(network_tables, "paper_tables", lambda: small)
+    assert main(["network-table", "table3", "--best", "2", "--format", "json", "--workers", "0",
+                 "--store", str(tmp_path)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["T"] == row["R"] + 2 * row["S"] and row["paper_T"] == 48
+    assert row["S"] >= 15 and row["R"] >= 6 and row["status"] == "done"
 
 
 def test_optimum_table_marks_the_optimal_heuristics(monkeypatch):

@@ -46,13 +46,20 @@ first, else the one with the least ``cost(D) = sum_p sum_v dist_v(p)``.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..schedules.ir import Schedule
 from ..schedules.topologies import Topology
 from .matching_kernels import kernel
 
-__all__ = ["matching_schedule", "max_weight_pairs", "WEIGHTINGS", "MATCHERS", "EXACT_MAX_EDGES"]
+__all__ = ["matching_schedule", "max_weight_pairs", "WEIGHTINGS", "MATCHERS", "EXACT_MAX_EDGES",
+           "OutOfTime"]
+
+
+class OutOfTime(Exception):
+    """The run passed its ``deadline`` (a ``time.process_time()`` value) between two rounds."""
 
 WEIGHTINGS = ("bfs", "potential")
 MATCHERS = ("auto", "exact", "greedy", "networkx")
@@ -303,12 +310,23 @@ def _lookahead_round(state: _State, matcher: str, tau: float | None, depth: int,
 
 
 def _run(state: _State, matcher: str, tau: float | None, lookahead: int, candidates: int,
-         salt: tuple | None, index: np.ndarray, limit: int) -> list[tuple]:
-    """Rounds ``(src, dst, item_ptr, items)`` until the primitive completes."""
+         salt: tuple | None, index: np.ndarray, limit: int, decay: tuple | None = None,
+         deadline: float | None = None) -> list[tuple]:
+    """Rounds ``(src, dst, item_ptr, items)`` until the primitive completes.
+
+    ``decay = (end, factor)`` lowers ``Dist_Exp`` after every round towards ``end``:
+    ``end + (dist_exp - end) * factor^t`` in round ``t + 1`` (the paper: "better
+    results are achieved when Dist_Exp decreases from round to round")."""
     rounds = []
+    start = state.dist_exp
     while not state.done():
         if len(rounds) >= limit:
             raise ValueError(f"no completion within {limit} rounds")
+        if deadline is not None and time.process_time() > deadline:
+            raise OutOfTime(f"stopped after {len(rounds)} rounds")
+        if decay is not None:
+            end, factor = decay
+            state.dist_exp = end + (start - end) * factor ** len(rounds)
         if lookahead:
             plan = _lookahead_round(state, matcher, tau, lookahead, len(rounds) + 1, index,
                                     candidates, salt)
@@ -323,7 +341,8 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
                       tau: float | None = None, weights: str = "bfs", dist_exp: float = 4.0,
                       matcher: str = "auto", lookahead: int = 0, num_exp: float | None = None,
                       tries: int = 1, seed: int = 0, candidates: int = CANDIDATES,
-                      max_rounds: int | None = None) -> Schedule:
+                      max_rounds: int | None = None, dist_exp_end: float | None = None,
+                      dist_decay: float = 0.9, deadline: float | None = None) -> Schedule:
     """Telephone (``F1``) gossip or broadcast schedule by the matching heuristic.
 
     Parameters
@@ -359,6 +378,15 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         Matchings compared per round with look-ahead (the paper: up to ten).
     max_rounds : int, optional
         Give up after this many rounds (default ``2n + 8``).
+    dist_exp_end : float, optional
+        Lower ``Dist_Exp`` round by round from ``dist_exp`` towards this value:
+        round ``t`` uses ``end + (dist_exp - end) * dist_decay^(t-1)``.
+    dist_decay : float
+        The factor of that decay, in ``(0, 1]``.
+    deadline : float, optional
+        A ``time.process_time()`` value (CPU seconds of this process): past it,
+        the run stops between rounds
+        with :class:`OutOfTime`.
 
     Returns
     -------
@@ -371,6 +399,8 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
     ValueError
         Bad parameters, a disconnected topology, or no completion in
         ``max_rounds`` rounds.
+    OutOfTime
+        Past ``deadline``.
     """
     if primitive not in ("gossip", "broadcast"):
         raise ValueError(f"primitive must be gossip or broadcast, got {primitive!r}")
@@ -384,6 +414,9 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         raise ValueError("dist_exp, num_exp and lookahead must be >= 0")
     if tries < 1 or candidates < 1:
         raise ValueError(f"tries and candidates must be >= 1, got {tries} and {candidates}")
+    if dist_exp_end is not None and not (dist_exp_end >= 0 and 0 < dist_decay <= 1):
+        raise ValueError("dist_exp_end must be >= 0 and dist_decay in (0, 1]")
+    decay = None if dist_exp_end is None else (dist_exp_end, dist_decay)
     n = topo.n
     if primitive == "broadcast":
         if root is None or not 0 <= root < n:
@@ -404,7 +437,8 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
             salt = (seed, attempt)
             rank = np.random.default_rng(salt).permutation(graph.m)
         state = _State(graph, items, weights, dist_exp, num_exp, rank)
-        rounds = _run(state, matcher, tau, lookahead, candidates, salt, index, limit)
+        rounds = _run(state, matcher, tau, lookahead, candidates, salt, index, limit, decay,
+                      deadline)
         R = len(rounds)
         S = sum(int(np.diff(r[2]).max()) if len(r[0]) else 0 for r in rounds)
         key = (R + (tau or 0.0) * S, S)
@@ -419,8 +453,9 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
     np.cumsum(sizes, out=item_ptr[1:])
     m = len(sizes)
     cost = "unit cost" if tau is None else f"linear cost tau={tau:g}"
-    how = (f"Beier and Sibeyn matching heuristic: {weights} weights, dist_exp={dist_exp:g}, "
-           f"{matcher} matching, {cost}, lookahead={lookahead}"
+    how = (f"Beier and Sibeyn matching heuristic: {weights} weights, dist_exp={dist_exp:g}"
+           + ("" if decay is None else f" lowered towards {decay[0]:g} by {decay[1]:g} per round")
+           + f", {matcher} matching, {cost}, lookahead={lookahead}"
            + ("" if num_exp is None else f", num_exp={num_exp:g}")
            + ("" if tries == 1 else f", best of {tries} tie orders (seed {seed})"))
     return Schedule(topology=topo, model="F1", p=None, round_ptr=np.array(round_ptr),

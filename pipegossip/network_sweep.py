@@ -1,0 +1,99 @@
+"""``network-table table1|table3|table4|table5 --best SECONDS``: the portfolio per row, on
+the sweep runner.
+
+Every row is one sweep job (:func:`portfolio_row`): ``schedule best``'s portfolio
+(:func:`pipegossip.model.algorithms.portfolio.best_schedule`) with ``SECONDS`` of CPU
+per row, the winner validated again in the job. Results are cached in the sweep store
+(``--store``; ``--no-cache`` recomputes), the rows run side by side on Dask
+(``--workers``, ``--scheduler``; ``--workers 0`` in this process) and ``--timeout``
+stops a row outright. A failed or stopped row is printed with its error.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .sweep import Job, SweepOptions, run_sweep
+
+__all__ = ["portfolio_row", "best_rows"]
+
+#: What a row's result depends on besides pipegossip itself.
+TOOLS = ("numpy", "numba", "rustworkx")
+
+
+def portfolio_row(config: dict) -> dict:
+    """Job: the portfolio on one table row; R, S, what won, CPU seconds.
+
+    ``config``: ``topology`` (``{"name": ..., params}``), ``primitive``, ``root``,
+    ``tau`` (None: unit cost) and ``budget`` (CPU seconds).
+    """
+    from .model.algorithms.portfolio import best_schedule
+    from .model.schedules.topologies import topology
+    from .model.schedules.validate import validate
+    spec = dict(config["topology"])
+    topo = topology(spec.pop("name"), **spec)
+    c0 = time.process_time()
+    s, tried = best_schedule(topo, config["primitive"], config["root"], tau=config["tau"],
+                             budget=config["budget"])
+    cpu = time.process_time() - c0
+    v = validate(s)
+    if not v.valid:
+        raise AssertionError(f"the portfolio's schedule is invalid: {v.error}")
+    return {"R": v.R, "S": v.S, "by": s.origin["source"].split(":")[0],
+            "candidates": len(tried), "cpu_s": round(cpu, 1)}
+
+
+def _specs(name: str, paper: dict, max_k: int, min_k: int, families) -> list[tuple]:
+    """``(paper columns, topology, primitive, root, tau)`` per row of table ``name``."""
+    out = []
+    if name == "table1":
+        for p in paper["table1"]:
+            if p["n"] <= 1 << max_k:
+                cols = {"graph": p["graph"], "n": p["n"], "m": p["m"], "LW": p["LW"],
+                        "UP": p["UP"], "paper_HR": p["HR"], "paper_s": p["time_s"]}
+                out.append((cols, p["topology"], "gossip", None, None))
+    elif name == "table3":
+        for p in paper["table3"]:
+            if p["n"] <= 1 << max_k:
+                for tau, (pr, ps) in p["RS"].items():
+                    cols = {"graph": p["graph"], "n": p["n"], "tau": float(tau), "paper_R": pr,
+                            "paper_S": ps, "paper_T": round(pr + float(tau) * ps, 1)}
+                    out.append((cols, p["topology"], "gossip", None, float(tau)))
+    else:
+        bcast = name == "table4"
+        for fam in families:
+            for k in range(min_k, max_k + 1):
+                i = k - paper["k_first"]
+                d = paper[name][fam]
+                cols = {"graph": f"{fam}_{k}", "LB": d["LB"][i], "UB": d["UB"][i],
+                        "paper_HR": d["HR"][i]}
+                out.append((cols, {"name": fam, "k": k}, "broadcast" if bcast else "gossip",
+                            0 if bcast else None, None))
+    return out
+
+
+def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_k: int = 7,
+              min_k: int = 3, families=()):
+    """The rows of ``network-table NAME --best BUDGET``, the portfolio's beside the paper's."""
+    from .model.algorithms.portfolio import lower_bound
+    from .model.schedules.topologies import topology
+    specs = _specs(name, paper, max_k, min_k, families)
+    jobs = [Job.of(portfolio_row, {"topology": topo, "primitive": prim, "root": root,
+                                   "tau": tau, "budget": budget}, TOOLS,
+                   label=cols["graph"] + ("" if tau is None else f" tau={tau:g}"))
+            for cols, topo, prim, root, tau in specs]
+    run = run_sweep(f"network-{name}", jobs, options)
+    for (cols, spec, prim, root, tau), outcome in zip(specs, run.outcomes):
+        params = {k: v for k, v in spec.items() if k != "name"}
+        topo = topology(spec["name"], **params)
+        row = dict(cols, n=topo.n)
+        r = outcome.result or {}
+        row.update(R=r.get("R"), S=r.get("S"))
+        if tau is not None:
+            row["T"] = None if not r else round(r["R"] + tau * r["S"], 1)
+        row.update(lower=lower_bound(topo, prim, root), by=r.get("by"), cpu_s=r.get("cpu_s"),
+                   status=outcome.status)
+        if outcome.error:
+            row["error"] = outcome.error
+        yield row
+
