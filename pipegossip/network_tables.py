@@ -204,7 +204,8 @@ def optimum_rows(time_limit: float | None = None, budget: float = 60.0,
     for fam, params in OPTIMUM_ROWS if rows is None else rows:
         topo = topology(fam, **params)
         t = time.perf_counter()
-        s, tried = best_schedule(topo, budget=budget)
+        # every heuristic runs (no stop at the bound): the table marks each one
+        s, tried = best_schedule(topo, budget=budget, stop_at_bound=False)
         heur = time.perf_counter() - t
         plain = min(((r, name) for name, r, _ in tried if name.startswith("matching")
                      and "lookahead" not in name and "tries" not in name), default=None)

@@ -127,7 +127,7 @@ DECAYS = ((4.0, 1.0), (2.0, 0.5), (8.0, 1.0))
 def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = None,
                   tau: float | None = None, budget: float = 60.0, seed: int = 0,
                   settings=MATCHING_SETTINGS, matcher: str = "auto",
-                  improve: bool = True) -> tuple[Schedule, list]:
+                  improve: bool = True, stop_at_bound: bool = True) -> tuple[Schedule, list]:
     """The best validated schedule of the portfolio within ``budget`` seconds of CPU.
 
     CPU time (this process, all its threads), not wall time: on a shared machine
@@ -140,6 +140,8 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
     run that passes the budget is stopped between two rounds. With ``tau``
     (linear cost), unit-cost candidates count too, by their ``R + tau S``, and
     every candidate also enters after :func:`~.improve.improve_schedule`.
+    ``stop_at_bound=False`` runs on past a schedule that meets the bound, for
+    tables that mark each heuristic (the optimum table).
     """
     from .coloring import color_schedule, search_colors
     from .constructions import grid_constructions
@@ -173,7 +175,7 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
             best = (key, name, s)
 
     def unproved() -> bool:  # no candidate meets the lower bound yet
-        return best is None or best[0][0] > floor
+        return not stop_at_bound or best is None or best[0][0] > floor
 
     def left() -> bool:
         return time.process_time() < deadline and unproved()
