@@ -47,7 +47,7 @@ def _start_search(*argv: str) -> tuple[subprocess.Popen, int]:
 
 @pytest.mark.parametrize("argv,sig,code", [
     (["polling-search", "--k", "5", "--graph", "complete"], signal.SIGTERM, 143),
-    (["short-messages-search", "--n", "10", "--p", "3"], signal.SIGTERM, 143),
+    (["short-messages-search", "--n", "9", "--p", "4"], signal.SIGTERM, 143),
     (["polling-search", "--k", "5", "--graph", "hypercube"], signal.SIGINT, 130),
 ])
 def test_a_signal_stops_the_search_within_a_second(argv, sig, code):
@@ -81,7 +81,8 @@ def test_time_limit_is_honoured_within_ten_percent():
     subprocess.run([*PG, "--version"], capture_output=True, check=True, timeout=60)
     limit = round(max(2.0, 4 * (time.monotonic() - began)), 1)
     started = time.monotonic()
-    run = subprocess.run([*PG, "short-messages-search", "--n", "10", "--p", "3",
+    # c(9,4) is open (14..15: undecided after 40 minutes of two solvers)
+    run = subprocess.run([*PG, "short-messages-search", "--n", "9", "--p", "4",
                           "--time-limit", str(limit)], capture_output=True, text=True,
                          timeout=60)
     took = time.monotonic() - started
@@ -90,7 +91,7 @@ def test_time_limit_is_honoured_within_ten_percent():
     assert run.stderr.strip().splitlines() == [
         f"pipegossip short-messages-search: time limit of {limit:g} s reached; the search is "
         "not settled (exit status 1)"]
-    assert "time limit: c(10,3) >= " in run.stdout and "proved, not settled" in run.stdout
+    assert "time limit: c(9,4) >= " in run.stdout and "proved, not settled" in run.stdout
 
 
 def _count(n, progress):
