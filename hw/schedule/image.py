@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ...model.schedules.program import Program
+from ...model.schedules.program import Program, field_offset
 from ..ports import ScheduleSize
 from .fabric import LoadKind
 from .load import load_writes, slot_words
@@ -86,12 +86,7 @@ class ImageLayout:
         return (self.width + 7) // 8
 
     def offset(self, name: str) -> int:
-        at = 0
-        for f, w in self.fields:
-            if f == name:
-                return at
-            at += w
-        raise KeyError(name)
+        return field_offset(self.fields, name)
 
     def encode(self, entry: Entry) -> int:
         word, at = 0, 0

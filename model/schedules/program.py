@@ -58,11 +58,22 @@ from .accsets import ACC, ProgramError, check_complete, combine_words, message_w
 from .ir import Q_ID, Message, Schedule
 from .validate import check, items_per_node
 
-__all__ = ["ProgramError", "FieldLayout", "EntryLayout", "bits_for", "Program", "compile_schedule",
+__all__ = ["ProgramError", "FieldLayout", "field_offset",
+           "EntryLayout", "bits_for", "Program", "compile_schedule",
            "cycles_for", "slots_for", "canonical", "question_word", "NONE", "ACC", "WHOLE_ACC"]
 
 #: "no item / no source" in the program arrays.
 NONE = -1
+
+
+def field_offset(fields, name: str) -> int:
+    """Bit offset of field ``name`` in a word packed from ``(name, width)`` pairs, LSB first."""
+    at = 0
+    for f, w in fields:
+        if f == name:
+            return at
+        at += w
+    raise KeyError(name)
 #: Primitives whose every message is its sender's whole accumulator, one word.
 WHOLE_ACC = ("reduce", "allreduce")
 #: How the refusals name this fabric.
@@ -95,12 +106,7 @@ class FieldLayout:
         return sum(w for _, w in self.fields)
 
     def offset(self, name: str) -> int:
-        at = 0
-        for f, w in self.fields:
-            if f == name:
-                return at
-            at += w
-        raise KeyError(name)
+        return field_offset(self.fields, name)
 
     def encode(self, **values: int) -> int:
         """One entry from field values (missing fields are 0)."""
