@@ -34,10 +34,10 @@ import fnmatch
 import json
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,16 +144,45 @@ def _can_create_in(folder: Path) -> bool:
     """
     if not os.access(folder, os.W_OK | os.X_OK):
         return False
+    tmp = _temp_name(folder, _CHECK_PREFIX)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=_CHECK_PREFIX, suffix=".tmp", dir=folder)
+        os.close(_create(tmp))
+        os.unlink(tmp)  # on the success path too, inside the try an interrupt unwinds
     except OSError:
+        _discard(tmp)
         return False
-    os.close(fd)
-    try:
-        os.unlink(tmp)
-    except OSError:
-        pass
+    except BaseException:
+        _discard(tmp)
+        raise
     return True
+
+
+def _temp_name(folder: Path, prefix: str) -> Path:
+    """A fresh hidden name in ``folder`` for a temporary entry (nothing is created).
+
+    The name is chosen *before* the entry exists, and every caller binds it
+    before entering the ``try`` that removes it: with ``tempfile.mkstemp`` an
+    interrupt landing between the file's creation and the assignment of its
+    name (a few bytecodes, but a sweep writes its table many times a
+    second) left the file behind with nobody knowing its name. 96 random
+    bits make a clash with another writer's name impossible in practice.
+    """
+    return folder / f"{prefix}{secrets.token_hex(12)}.tmp"
+
+
+def _create(path: Path) -> int:
+    """Create ``path`` as a new file only this process can read yet; return its descriptor."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+
+
+def _discard(path: Path) -> None:
+    """Remove a temporary file of ours if it exists (it may not have been created yet)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        pass  # a read-only folder: nothing was created there either
 
 
 class _WholeWrites:
@@ -212,11 +241,12 @@ def atomic_output(path: str | os.PathLike, binary: bool = False, temp_path: bool
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
     real.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    tmp = _temp_name(real.parent, f".{real.name}.")  # named before it exists: see _temp_name
     try:
+        fd = _create(tmp)
         if temp_path:
             os.close(fd)
-            yield Path(tmp)
+            yield tmp
         else:
             with os.fdopen(fd, "wb" if binary else "w",
                            **({} if binary else {"encoding": "utf-8"})) as f:
@@ -224,10 +254,7 @@ def atomic_output(path: str | os.PathLike, binary: bool = False, temp_path: bool
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _discard(tmp)
         raise
 
 
@@ -393,8 +420,9 @@ def atomic_directory(path: str | os.PathLike, kind: OutputKind):
     """
     real = check_output_dir(path, kind)
     real.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent))
+    tmp = _temp_name(real.parent, f".{real.name}.")  # named before it exists: see _temp_name
     try:
+        os.mkdir(tmp, 0o700)
         os.chmod(tmp, 0o777 & ~_umask())
         yield tmp
         written = sorted(e.name for e in tmp.iterdir() if e.name != MARKER)
@@ -422,5 +450,9 @@ def atomic_directory(path: str | os.PathLike, kind: OutputKind):
             if (real / name).is_dir() and not (real / name).is_symlink():
                 shutil.rmtree(real / name)
             os.replace(tmp / name, real / name)
-    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # empty now; inside the try, see below
+    except BaseException:
+        # Also when an interrupt lands during the removal above: a `finally`
+        # alone would be unwound by it before it removed anything.
         shutil.rmtree(tmp, ignore_errors=True)
+        raise

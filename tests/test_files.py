@@ -1,8 +1,11 @@
+import dis
 import os
+import sys
 import stat
 
 import pytest
 
+from pipegossip import files
 from pipegossip.files import MARKER, OutputError, OutputKind, atomic_directory, atomic_write
 
 KIND = OutputKind("demo")
@@ -121,3 +124,75 @@ def test_failed_write_leaves_previous_file_and_no_temporary(tmp_path):
         atomic_write(path, 12345)  # not text or bytes: fails mid-write
     assert path.read_text() == "previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+_NOP = dis.opmap["NOP"]
+
+
+def _interrupt_at(k: int, call):
+    """Run ``call`` with a KeyboardInterrupt raised at its k-th bytecode in files.py.
+
+    What a Ctrl-C does: Python runs the signal handler between two bytecodes
+    of whatever frame is executing, and the handler raises. Tracing opcodes
+    puts the raise at every such point in turn, so no window is left to luck
+    (a sweep that writes its table many times a second once left a
+    temporary file behind, on one CI run in three). Returns whether the
+    interrupt fired.
+    """
+    target = files.__file__
+    count = 0
+
+    def trace(frame, event, arg):
+        nonlocal count
+        if frame.f_code.co_filename != target:
+            return None
+        frame.f_trace_opcodes = True
+        # A NOP marks where a `try` starts; CPython never runs a signal
+        # handler there (only at calls, function entries and backward
+        # jumps), and a raise from tracing at it escapes the enclosing try.
+        if event == "opcode" and frame.f_code.co_code[frame.f_lasti] != _NOP:
+            count += 1
+            if count == k:
+                raise KeyboardInterrupt
+        return trace
+
+    sys.settrace(trace)
+    try:
+        call()
+    except KeyboardInterrupt:
+        return True
+    finally:
+        sys.settrace(None)
+    return False
+
+
+@pytest.mark.parametrize("what", ["file", "file over an old one", "folder", "folder check"])
+def test_an_interrupt_at_any_bytecode_leaves_no_temporary(tmp_path, what):
+    kind = files.OutputKind("demo")
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "table.jsonl"
+    if what == "file over an old one":
+        target.write_text("old\n")
+
+    def call():
+        if what.startswith("file"):
+            files.atomic_write(target, "new\n")
+        elif what == "folder":
+            with files.atomic_directory(work / "out", kind) as d:
+                (d / "a.txt").write_text("a")
+        else:
+            files.check_output_file(work / "sub" / "x.txt")
+
+    fired = 0
+    for k in range(1, 5000):
+        if not _interrupt_at(k, call):
+            break
+        fired += 1
+        left = sorted(p.name for p in work.rglob("*") if p.name.endswith(".tmp"))
+        assert left == [], f"interrupt at bytecode {k} left {left}"
+        if what.startswith("file") and target.exists():
+            assert target.read_text() in ({"new\n", "old\n"} if "old" in what else {"new\n"})
+    else:
+        pytest.fail("the write never finished without an interrupt")
+    assert fired > 20  # the interrupts really landed inside the writer
