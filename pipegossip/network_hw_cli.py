@@ -89,7 +89,8 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
 
 def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
                         seed: int = 0, op: str = "sum", simulator: str = "verilator",
-                        progress=None, fault: str | None = None):
+                        progress=None, fault: str | None = None, mode: str = "trace",
+                        bank_depth: int | None = None):
     """Load, check and co-simulate schedule files on the network fabric of each topology.
 
     Raises
@@ -108,10 +109,11 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
         check(s)
         if depth is not None:
             check_network_size(s.topology, width, depth, s.n,
-                               f"the network fabric for {f} with depth {depth:,}")
+                               f"the network fabric for {f} with depth {depth:,}", bank_depth)
         schedules.append((str(f), s))
     return cosim_network(schedules, width=width, depth=depth, seed=seed, op=op,
-                         simulator=simulator, progress=progress, fault=fault)
+                         simulator=simulator, progress=progress, fault=fault, mode=mode,
+                         bank_depth=bank_depth)
 
 
 def network_cosim_text(report) -> str:
@@ -125,6 +127,11 @@ def network_cosim_text(report) -> str:
                      f"load={r.record.load_cycles} cycles")
         if not v.match:
             lines += ["  " + x for x in v.report().splitlines()[1:]]
+    if report.mode == "fast":
+        lines.append(f"fast mode: {len(report.fast)} run(s) loaded, checked and read back in "
+                     "the hardware" + (f"; {', '.join(report.reruns)} differed and were "
+                                       "repeated in trace mode for the report above"
+                                       if report.reruns else ""))
     lines.append(f"{len(report.results)} schedule(s), "
                  f"{sum(r.verdict.match for r in report.results)} match; "
                  f"{len(report.builds)} build(s) used, {report.builds_made} compiled now")
@@ -134,9 +141,18 @@ def network_cosim_text(report) -> str:
 def network_report_json(report) -> dict:
     """``--format json``: overall match, builds, one verdict per schedule."""
     from .sim.judge.network import network_verdict_json
-    return dict(match=report.match, fabric="network", builds=len(report.builds),
-                builds_compiled=report.builds_made,
-                results=[network_verdict_json(r.verdict) for r in report.results])
+    from .sim.network.fast import fast_place
+    fast = {name: v for name, v in report.fast}
+    results = []
+    for r in report.results:
+        row = network_verdict_json(r.verdict)
+        if r.name in fast:  # the fast checker's own first mismatch, beside the report's
+            first = fast[r.name].run.summary
+            row["fast_first_mismatch"] = fast_place(first)
+        results.append(row)
+    return dict(match=report.match, fabric="network", mode=report.mode,
+                builds=len(report.builds), builds_compiled=report.builds_made,
+                reruns=report.reruns, results=results)
 
 
 def print_report(report, fmt: str) -> int:

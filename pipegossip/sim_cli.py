@@ -84,10 +84,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(docs/network-fabric.md), needs --schedule")
     p.add_argument("--op", choices=("sum", "xor"), default=None,
                    help="--fabric network: the accumulators' operation; default sum")
-    p.add_argument("--fault", choices=("drop", "misroute", "combine"), default=None,
+    p.add_argument("--fault", choices=("drop", "misroute", "combine", "word", "acc",
+                                        "directory"), default=None,
                    help="--fabric network: load every program with this fault (a receive "
-                   "dropped, a send moved to the next link, a combine flipped); the judge "
-                   "must report it (exit 1)")
+                   "dropped, a send moved to the next link, a combine flipped, a loaded "
+                   "word, an initial accumulator or a directory entry altered); both modes "
+                   "must report it with the same first mismatch (exit 1)")
+    p.add_argument("--bank-depth", type=positive_int, default=None, metavar="B",
+                   help="--fabric network: words per store bank of the build (as `hw verilog "
+                   "--fabric network`); a schedule needing deeper banks is refused with the "
+                   "depth it needs; default the store's slots")
     p.add_argument("--waves", nargs="?", const="vcd", default=None, choices=WAVE_FORMATS,
                    help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
                    "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
@@ -99,7 +105,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=("fast", "trace"), default="fast",
                    help="fast (default): the model's trace is checked in hardware every "
                    "cycle and a failing run is repeated cycle by cycle for the report; "
-                   "trace: the testbench samples every port every cycle (--waves implies it)")
+                   "trace: the testbench samples every port every cycle (--waves implies it). "
+                   "The FSM fabric and --fabric network")
     p.set_defaults(func=cmd_cosim)
 
     d = sub.add_parser("demo", help="the main job: generate, co-simulate and check a fabric, "
@@ -268,7 +275,7 @@ def _cosim_network(args: argparse.Namespace) -> int:
     from .network_hw_cli import cosim_network_files, print_report
 
     refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None), ("--waves", "waves", None),
-                        ("--runs", "runs", 1), ("--mode", "mode", "fast")),
+                        ("--runs", "runs", 1)),
                  "only to the FSM fabric, not with --fabric network (a schedule file gives "
                  "its own topology)")
     if not args.schedule:
@@ -279,7 +286,8 @@ def _cosim_network(args: argparse.Namespace) -> int:
     report = cosim_network_files(args.schedule, width=args.width, depth=args.depth,
                                  seed=args.word_seed, op=args.op or "sum",
                                  progress=progress_printer("cosim", args.quiet),
-                                 fault=args.fault)
+                                 fault=args.fault, mode=args.mode,
+                                 bank_depth=args.bank_depth)
     return print_report(report, args.format)
 
 
@@ -297,7 +305,8 @@ def cmd_cosim(args: argparse.Namespace) -> int:
             raise UsageError("--simulator amaranth runs only --schedule on the schedule fabric")
     if args.fabric == "network":
         return _cosim_network(args)
-    refuse_given(args, (("--op", "op", None), ("--fault", "fault", None)),
+    refuse_given(args, (("--op", "op", None), ("--fault", "fault", None),
+                        ("--bank-depth", "bank_depth", None)),
                  "only to --fabric network")
     if args.fabric == "fsm" and args.schedule:
         raise UsageError("--schedule runs on --fabric schedule or network, not fsm")

@@ -39,33 +39,46 @@ from .schedule import control_checks
 from ..network.run import NetworkRun
 from .verdict import Mismatch, Verdict
 
-__all__ = ["judge_network", "network_verdict_json"]
+__all__ = ["judge_network", "network_verdict_json", "expected_lanes", "completion_needs",
+           "mismatch_place", "CHECKS"]
 
 
 def _src(x: int) -> str:
     return "-" if x == NONE else ("acc" if x == ACC else f"slot {x}")
 
 
-def _complete(program: NetworkProgram, record: NetworkRun, words: list[int]) -> list[Mismatch]:
-    """The primitive's end state, from its definition alone (not from the program)."""
+def completion_needs(program: NetworkProgram, words: list[int]
+                     ) -> tuple[list[tuple[int, np.ndarray]], dict[int, int]]:
+    """What the primitive's end state needs, from its definition alone (not from the program).
+
+    ``(held, accs)``: ``held`` lists ``(node, items)``, every one of which the
+    node's store must hold; ``accs`` maps a node to the combination its
+    accumulator must end with (polling and reduce: the root; allreduce: every
+    node). Shared by the judge and the fast mode's expected read-back.
+    """
     s, n, h = program.schedule, program.n, program.items
-    out: list[Mismatch] = []
     items = np.arange(n * h)
     if s.primitive in ("polling", "reduce", "allreduce"):
         want = combine_words(program.op, words[:n], program.width)
         nodes = range(n) if s.primitive == "allreduce" else [s.root]
-        for v in nodes:
-            if int(record.acc[v]) != want:
-                out.append(Mismatch("delivery", None, v, f"{program.op} of all {n} tokens "
-                                    f"{want:#x}", f"{int(record.acc[v]):#x}",
-                                    f"incomplete {s.primitive}"))
-        return out
+        return [], {v: want for v in nodes}
     if s.primitive == "gossip":
-        need = [(v, items) for v in range(n)]
-    elif s.primitive == "broadcast":
-        need = [(v, s.root + n * np.arange(h)) for v in range(n)]
-    else:  # gather
-        need = [(s.root, items)]
+        return [(v, items) for v in range(n)], {}
+    if s.primitive == "broadcast":
+        return [(v, s.root + n * np.arange(h)) for v in range(n)], {}
+    return [(s.root, items)], {}  # gather
+
+
+def _complete(program: NetworkProgram, record: NetworkRun, words: list[int]) -> list[Mismatch]:
+    """The primitive's end state (:func:`completion_needs`) against the read-back."""
+    s, n = program.schedule, program.n
+    out: list[Mismatch] = []
+    need, accs = completion_needs(program, words)
+    for v, want in accs.items():
+        if int(record.acc[v]) != want:
+            out.append(Mismatch("delivery", None, v, f"{program.op} of all {n} tokens "
+                                f"{want:#x}", f"{int(record.acc[v]):#x}",
+                                f"incomplete {s.primitive}"))
     held = np.asarray(record.held, dtype=bool)
     for v, xs in need:
         lack = [int(x) for x in xs if x >= held.shape[1] or not held[v, x]]
@@ -73,6 +86,58 @@ def _complete(program: NetworkProgram, record: NetworkRun, words: list[int]) -> 
             out.append(Mismatch("delivery", None, v, "every item", f"lacks items {lack[:8]}",
                                 f"incomplete {s.primitive}"))
     return out
+
+
+def expected_lanes(program: NetworkProgram, words: list[int], T: int, lat: int) -> dict:
+    """The program's expectations laid on clock cycles ``0 .. T-1`` of a run.
+
+    Program cycle index ``c`` is exchanged in clock cycle ``c + lat + 1``;
+    outside the program every port is silent. Keys: ``tx``, ``rx`` (slot,
+    :data:`ACC` or :data:`NONE`, ``(T, ports)``), ``comb`` (bool), ``sent``
+    (the word each port sends, None when silent) and ``acc`` (``T`` rows of
+    every node's accumulator at the start of the cycle). Shared by the judge
+    and the fast mode's expected trace, so both hold the hardware to one expectation.
+    """
+    L = program.cycles
+    lo, hi = lat + 1, min(T, L + lat + 1)
+    span = max(hi - lo, 0)
+
+    def laid(arr: np.ndarray, fill) -> np.ndarray:
+        grid = np.full((T, *arr.shape[1:]), fill, dtype=arr.dtype)
+        grid[lo:lo + span] = arr[:span]
+        return grid
+
+    accs = program.acc_values(words)
+    return dict(tx=laid(program.tx, NONE), rx=laid(program.rx, NONE),
+                comb=laid(program.comb, False), sent=laid(program.sent_words(words), None),
+                acc=[accs[min(max(k - lat - 1, 0), L)] for k in range(T)])
+
+
+#: What a mismatch compares (:func:`mismatch_place`), in the judge's order within a node.
+CHECKS = ("trace", "busy", "done", "cycle", "tx_word", "rx_word", "link", "acc",
+          "final_held", "final_word", "final_acc", "complete", "timeout", "record")
+
+
+def mismatch_place(m: Mismatch) -> tuple:
+    """``(check, cycle, node, port or slot)`` of one of :func:`judge_network`'s mismatches.
+
+    The fast mode's in-hardware checker reports its first mismatch as this
+    tuple (:data:`CHECKS`; the port for per-link checks, the slot for
+    final-store checks, else None), so the two modes' first mismatches
+    compare field by field. Read off the texts this module writes.
+    """
+    port = int(m.note.split(":")[0][5:]) if m.note.startswith("port ") else None
+    if m.kind != "delivery":
+        return m.kind, m.cycle, m.processor, port
+    if m.cycle is not None:
+        check = ("acc" if m.note == "combine" else "tx_word" if m.expected.startswith("sends")
+                 else "rx_word" if m.expected.startswith("receives") else "link")
+        return check, m.cycle, m.processor, port
+    if m.note == "final store":
+        slot = int(m.expected.split()[1])
+        held = m.expected.endswith(("held", "empty"))
+        return "final_held" if held else "final_word", None, m.processor, slot
+    return ("final_acc" if m.note == "final accumulator" else "complete"), None, m.processor, None
 
 
 def judge_network(program: NetworkProgram, record: NetworkRun,
@@ -105,18 +170,8 @@ def judge_network(program: NetworkProgram, record: NetworkRun,
     def note(p: int) -> str:
         return f"port {p}: p{node[p]} -> p{node[peer[p]]}"
 
-    lo, hi = lat + 1, min(T, L + lat + 1)
-    span = max(hi - lo, 0)
-
-    def laid(arr: np.ndarray, fill) -> np.ndarray:
-        """A ``(cycles, ...)`` program array on the record's clock cycles."""
-        grid = np.full((T, *arr.shape[1:]), fill, dtype=arr.dtype)
-        grid[lo:lo + span] = arr[:span]
-        return grid
-
-    exp_tx, exp_rx = laid(program.tx, NONE), laid(program.rx, NONE)
-    exp_cb = laid(program.comb, False)
-    sent = laid(program.sent_words(words), None)
+    want = expected_lanes(program, words, T, lat)
+    exp_tx, exp_rx, exp_cb, sent = want["tx"], want["rx"], want["comb"], want["sent"]
     lane = record.lane
     tv, ta, ts, tw = (lane(f) for f in ("tx_valid", "tx_acc", "tx_slot", "tx_word"))
     rv, rs, rc, rw = (lane(f) for f in ("rx_valid", "rx_slot", "rx_comb", "rx_word"))
@@ -147,16 +202,16 @@ def judge_network(program: NetworkProgram, record: NetworkRun,
                          f"({int(tw[k, p]):#x})", f"{int(rw[k, q]):#x}", note(int(q))))
 
     # every node's accumulator in every cycle: the value at the start of program cycle t
-    accs = program.acc_values(words)
     got_acc = lane("acc")
     for k in range(T):
-        want = accs[min(max(k - lat - 1, 0), L)]
-        for v in np.flatnonzero([int(got_acc[k, v]) != want[v] for v in range(n)]):
-            add(Mismatch("delivery", k, int(v), f"accumulator {want[v]:#x}",
+        acc_k = want["acc"][k]
+        for v in np.flatnonzero([int(got_acc[k, v]) != acc_k[v] for v in range(n)]):
+            add(Mismatch("delivery", k, int(v), f"accumulator {acc_k[v]:#x}",
                          f"{int(got_acc[k, v]):#x}", "combine"))
 
     # the stores and accumulators after the run
     slot_word = program.slot_words(words)
+    final_acc = program.acc_values(words)[L]
     for v in range(n):
         for x in range(program.slots):
             held = int(record.held[v][x])
@@ -167,8 +222,8 @@ def judge_network(program: NetworkProgram, record: NetworkRun,
             elif held and int(record.store[v][x]) != slot_word[x]:
                 add(Mismatch("delivery", None, v, f"slot {x} = {slot_word[x]:#x}",
                              f"{int(record.store[v][x]):#x}", "final store"))
-        if int(record.acc[v]) != accs[L][v]:
-            add(Mismatch("delivery", None, v, f"accumulator {accs[L][v]:#x}",
+        if int(record.acc[v]) != final_acc[v]:
+            add(Mismatch("delivery", None, v, f"accumulator {final_acc[v]:#x}",
                          f"{int(record.acc[v]):#x}", "final accumulator"))
     out += _complete(program, record, words)
     out.sort(key=Mismatch.sort_key)

@@ -22,17 +22,23 @@ from ...hw.ports import NetworkSize, network_ports
 from ...model.schedules.ir import Schedule
 from ...model.schedules.network_program import NetworkProgram, compile_network
 from ..judge.network import judge_network
+from .fast import (build_network_fast, fast_record, judge_fast, rom_depths, rom_rows,
+                   run_fast_amaranth, run_fast_build)
 from .run import NetworkRun, check_fits, faulty_writes, network_job, run_network_amaranth
 from ..schedule.cosim import (CosimReport, Progress, ScheduleBuild, ScheduleResult,
                               build_program_fabric, run_build_jobs)
 
-__all__ = ["build_network_fabric", "run_network_build", "cosim_network", "TOP"]
+__all__ = ["build_network_fabric", "run_network_build", "cosim_network", "TOP", "MODES"]
+
+#: Co-simulation modes of the network fabric (the FSM fabric's spelling).
+MODES = ("fast", "trace")
 
 
 def _slug(program: NetworkProgram, size: NetworkSize) -> str:
     params = "-".join(str(v) for k, v in program.topology.params.items() if k != "edges")
+    bank = "" if size.bank_depth is None else f"-b{size.bank_depth}"
     return (f"net-{program.topology.name}{params}-{program.op}-w{size.width}-d{size.depth}"
-            f"-s{size.slots}")
+            f"-s{size.slots}{bank}")
 
 
 def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
@@ -46,7 +52,7 @@ def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
         The toolchain failed.
     """
     verilog = network_verilog_text(program.topology, size.width, size.depth, size.slots,
-                                   program.op, name=TOP)
+                                   program.op, name=TOP, bank_depth=size.bank_depth)
     return build_program_fabric(size, verilog, network_ports(size), _slug(program, size),
                                 "network", TOP, root=root, progress=progress)
 
@@ -64,7 +70,9 @@ def run_network_build(b: ScheduleBuild, programs: Sequence[NetworkProgram], *, s
 def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
                   depth: int | None = None, seed: int = 0, op: str = "sum",
                   simulator: str = "verilator", root: Path | None = None,
-                  progress: Progress | None = None, fault: str | None = None) -> CosimReport:
+                  progress: Progress | None = None, fault: str | None = None,
+                  mode: str = "trace", bank_depth: int | None = None,
+                  rerun: bool = True) -> CosimReport:
     """Compile, build once per topology, run and judge every schedule.
 
     Parameters
@@ -76,6 +84,15 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
     fault : str, optional
         Load every program with this fault (:data:`~.run.FAULTS`):
         the judge must find it.
+    mode : {"trace", "fast"}
+        ``trace``: the testbench samples every port every cycle and the judge
+        holds the record against the program; ``fast``: the hardware loads,
+        checks and reads back itself (:mod:`.fast`), and a run that differs
+        is repeated in trace mode for the report (``rerun``), its fast
+        verdict kept in :attr:`CosimReport.fast`.
+    bank_depth : int, optional
+        Words per store bank of every build (default the store's slots); a
+        schedule needing deeper banks is refused with the depth it needs.
 
     Raises
     ------
@@ -84,29 +101,62 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
     CosimError
         The toolchain failed.
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     groups: dict[str, list[tuple[str, Schedule, NetworkProgram]]] = {}
     for name, s in schedules:
-        p = compile_network(s, op=op, width=width, depth=depth)
+        p = compile_network(s, op=op, width=width, depth=depth, bank_depth=bank_depth)
         groups.setdefault(json.dumps(s.topology.to_json(), sort_keys=True), []).append(
             (name, s, p))
-    report = CosimReport()
+    report = CosimReport(mode=mode)
     for items in groups.values():
         d = depth or 1 << (max(p.cycles for *_, p in items) - 1).bit_length()
         slots = max(max(p.slots for *_, p in items), items[0][1].n)
-        programs = [compile_network(s, op=op, width=width, depth=d, slots=slots)
-                    for _, s, _ in items]
+        programs = [compile_network(s, op=op, width=width, depth=d, slots=slots,
+                                    bank_depth=bank_depth) for _, s, _ in items]
         names = [name for name, *_ in items]
-        jobs = None
-        if fault is not None:
-            jobs = [network_job(nm, p, seed, faulty_writes(p, fault, seed))
-                    for nm, p in zip(names, programs)]
-        if simulator == "amaranth":
-            records = run_network_amaranth(programs, seed=seed, names=names, jobs=jobs)
-        else:
-            size = network_size(programs[0].topology, width, d, slots)
-            b = build_network_fabric(programs[0], size, root=root, progress=progress)
+        jobs = [network_job(nm, p, seed, None if fault is None else faulty_writes(p, fault, seed))
+                for nm, p in zip(names, programs)]
+        size = network_size(programs[0].topology, width, d, slots, bank_depth)
+
+        def trace_runs(ps, js):
+            if simulator == "amaranth":
+                return run_network_amaranth(ps, seed=seed, jobs=js)
+            b = build_network_fabric(ps[0], size, root=root, progress=progress)
             report.builds.append(b)
-            records = run_network_build(b, programs, seed=seed, names=names, jobs=jobs)
-        for name, p, r in zip(names, programs, records):
-            report.results.append(ScheduleResult(name, p, r, judge_network(p, r)))
+            return run_network_build(b, ps, seed=seed, jobs=js)
+
+        if mode == "trace":
+            records = trace_runs(programs, jobs)
+            verdicts = [judge_network(p, r) for p, r in zip(programs, records)]
+        else:
+            records, verdicts = _fast_group(programs, jobs, size, simulator, root, progress,
+                                            report)
+            again = [i for i, v in enumerate(verdicts) if not v.match] if rerun else []
+            if again:
+                redo = trace_runs([programs[i] for i in again], [jobs[i] for i in again])
+                for i, r in zip(again, redo):
+                    records[i], verdicts[i] = r, judge_network(programs[i], r)
+                    report.reruns.append(names[i])
+        for name, p, r, v in zip(names, programs, records, verdicts):
+            report.results.append(ScheduleResult(name, p, r, v))
     return report
+
+
+def _fast_group(programs, jobs, size: NetworkSize, simulator: str, root, progress,
+                report: CosimReport) -> tuple[list, list]:
+    """One topology's jobs in the fast mode: records and fast verdicts (kept in ``report``)."""
+    if simulator == "amaranth":
+        summaries = run_fast_amaranth(programs, jobs, size)
+        origin = "fast checker on Amaranth's simulator"
+    else:
+        roms, _ = rom_rows(programs, jobs, size)
+        b = build_network_fast(programs[0], size, rom_depths(roms), root=root,
+                               progress=progress)
+        report.builds.append(b)
+        summaries = run_fast_build(b, programs, jobs)
+        origin = "fast checker on verilator"
+    records = [fast_record(j, p, s, origin) for j, p, s in zip(jobs, programs, summaries)]
+    verdicts = [judge_fast(p, r) for p, r in zip(programs, records)]
+    report.fast += [(j["name"], v) for j, v in zip(jobs, verdicts)]
+    return records, verdicts

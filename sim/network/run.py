@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...hw.network.fabric import LATENCY, NetworkFabric, network_size
+from ...hw.network.fabric import DIRECTORY, LATENCY, NetworkFabric, network_size
 from ...hw.network.load import network_writes
 from ...hw.ports import NETWORK_PORTS, NetworkSize
 from ...model.schedules.network_program import NetworkProgram
@@ -70,9 +70,13 @@ class NetworkRun(ScheduleRun):
 
 
 #: Faults a test may load instead of the right program (same build, both simulators):
-#: ``drop``: a receive's store bit cleared (the word is lost); ``misroute``: a send moved
-#: to the node's next link; ``combine``: a combine bit flipped.
-FAULTS = ("drop", "misroute", "combine")
+#: ``drop``: a receive's store bit cleared (the word is lost); ``misroute``: a send (what
+#: it sends and where the word is read) moved to the node's next link; ``combine``: a
+#: combine bit flipped; ``word``: a loaded item's word with its low bit flipped;
+#: ``acc``: an initial accumulator with its low bit flipped; ``directory``: a stored slot's
+#: directory entry made invalid (the read-back finds the slot empty). The last three leave
+#: the trace intact: only the words, accumulators or the read-back show them.
+FAULTS = ("drop", "misroute", "combine", "word", "acc", "directory")
 
 
 def _sends(f: dict, j: int) -> tuple:
@@ -80,45 +84,61 @@ def _sends(f: dict, j: int) -> tuple:
     return f[f"tx{j}"], f[f"txacc{j}"], f[f"txslot{j}"]
 
 
-def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0) -> list:
+def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0, skip: int = 0) -> list:
     """``program``'s load writes with one entry altered by ``fault`` (:data:`FAULTS`).
 
-    The first entry (in node, then cycle order) the fault applies to is
-    altered: ``drop`` needs a storing receive, ``misroute`` a send from a node
-    with two or more links whose next link sends something else (else the
-    swap would change nothing), ``combine`` any receive or send.
+    The first entry (in node, then cycle order) the fault applies to, after
+    ``skip`` such entries, is altered: ``drop`` needs a storing receive,
+    ``misroute`` a send from a node with two or more links whose next link
+    sends something else (else the swap would change nothing), ``combine``
+    any receive or send, ``word`` a loaded item, ``acc`` an initial
+    accumulator, ``directory`` a valid directory entry.
 
     Raises
     ------
     ValueError
-        An unknown fault, or a program with no entry it applies to.
+        An unknown fault, or a program with no such entry.
     """
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r} (expected one of {', '.join(FAULTS)})")
     writes = network_writes(program, seed)
     from ...hw.schedule.fabric import LoadKind
+    altered = {"word": LoadKind.ITEM, "acc": LoadKind.ACC, "directory": DIRECTORY}.get(fault)
     for k, (kind, v, c, data) in enumerate(writes):
+        if kind == altered and (data or fault != "directory"):
+            if skip:
+                skip -= 1
+                continue
+            # the low bit: an item's or accumulator's word, a directory entry's valid bit
+            writes[k] = (kind, v, c, data ^ 1)
+            return writes
         if kind != LoadKind.PROGRAM:
             continue
         lay = program.layout(v)
-        f = lay.decode(data)
         deg = lay.degree
         for j in range(deg):
+            f = lay.decode(data)
             if fault == "drop" and f[f"rx{j}"]:
                 f[f"rx{j}"] = 0
             elif (fault == "misroute" and f[f"tx{j}"] and deg > 1
                   and _sends(f, j) != _sends(f, (j + 1) % deg)):
                 # a swap between two links sending the same word would change nothing
                 t = (j + 1) % deg
-                for name in ("tx", "txacc", "txslot"):
+                # the whole send moves, where its word is read included: a send that
+                # kept its bank and address would still carry its own word
+                for name in ("tx", "txacc", "txslot", "txbank", "txaddr"):
                     f[f"{name}{j}"], f[f"{name}{t}"] = f[f"{name}{t}"], f[f"{name}{j}"]
             elif fault == "combine" and (f[f"rx{j}"] or f[f"comb{j}"]):
                 f[f"comb{j}"] ^= 1
             else:
                 continue
+            if skip:
+                skip -= 1
+                continue
             writes[k] = (kind, v, c, lay.encode(**f))
             return writes
-    raise ValueError(f"fault {fault!r} does not apply to {program.slug}")
+    raise ValueError(f"fault {fault!r} does not apply to {program.slug}"
+                     + (f" after {skip} entries" if skip else ""))
 
 
 def network_job(name: str, program: NetworkProgram, seed: int,
@@ -131,12 +151,14 @@ def network_job(name: str, program: NetworkProgram, seed: int,
 def check_fits(programs: Sequence[NetworkProgram], size: NetworkSize) -> None:
     """Refuse a program compiled for another topology, store or depth than the build's."""
     for p in programs:
+        bank = size.bank_depth or size.slots
         if (p.n != size.n or p.ports != size.ports or p.slots != size.slots
-                or p.cycles > size.depth or p.width != size.width):
+                or p.cycles > size.depth or p.width != size.width or p.bank_depth != bank):
             raise ProgramError(f"{p.slug} was compiled for n={p.n}, {p.ports} ports, "
-                               f"{p.slots} slots, width {p.width}, {p.cycles} cycles; the "
-                               f"fabric has n={size.n}, {size.ports} ports, {size.slots} "
-                               f"slots, width {size.width}, depth {size.depth}")
+                               f"{p.slots} slots, width {p.width}, {p.cycles} cycles, bank "
+                               f"depth {p.bank_depth}; the fabric has n={size.n}, {size.ports} "
+                               f"ports, {size.slots} slots, width {size.width}, depth "
+                               f"{size.depth}, bank depth {bank}")
 
 
 def network_record(job: dict, size: NetworkSize, rows: dict, store, held, acc, ended: str,
@@ -168,7 +190,7 @@ def run_network_amaranth(programs: Sequence[NetworkProgram], *, seed: int = 0,
     """
     p0 = programs[0]
     size = network_size(p0.topology, p0.width, depth or max(p.depth for p in programs),
-                        p0.slots)
+                        p0.slots, None if p0.bank_depth == p0.slots else p0.bank_depth)
     check_fits(programs, size)
     if any(p.op != p0.op or p.topology is not p0.topology and
            p.topology.to_json() != p0.topology.to_json() for p in programs):
@@ -176,7 +198,8 @@ def run_network_amaranth(programs: Sequence[NetworkProgram], *, seed: int = 0,
     if jobs is None:
         jobs = [network_job(names[i] if names else p.slug, p, seed)
                 for i, p in enumerate(programs)]
-    dut = NetworkFabric(p0.topology, size.width, size.depth, size.slots, p0.op)
+    dut = NetworkFabric(p0.topology, size.width, size.depth, size.slots, p0.op,
+                        size.bank_depth)
 
     def record(job, rows, store, held, acc, ended, wall):
         return network_record(job, size, rows, store, held, acc, ended, wall,

@@ -430,6 +430,11 @@ class CosimReport:
 
     results: list[ScheduleResult] = field(default_factory=list)
     builds: list[ScheduleBuild] = field(default_factory=list)
+    #: ``"trace"`` or ``"fast"`` (the network fabric's fast mode); in the fast mode the
+    #: fast verdicts by run name, and the runs repeated in trace mode for the report.
+    mode: str = "trace"
+    fast: list = field(default_factory=list)
+    reruns: list[str] = field(default_factory=list)
 
     @property
     def match(self) -> bool:

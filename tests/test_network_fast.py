@@ -1,0 +1,145 @@
+"""The network fabric's fast mode: the in-hardware checker names the trace judge's first mismatch.
+
+Both modes run in Amaranth's simulator here (no Verilator build): the fast
+top (sim/fast/network.py) with its ROMs as memories, the trace mode's
+record judged by sim/judge/network.py. Every fault kind must be caught by
+both with the same (check, cycle, node, port or slot).
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipegossip.hw.network.fabric import network_size
+from pipegossip.model.algorithms.path_cycle import cycle_gossip, path_gossip
+from pipegossip.model.algorithms.reduce import allreduce_schedule
+from pipegossip.model.schedules.network_program import compile_network
+from pipegossip.model.schedules.program import ProgramError
+from pipegossip.model.schedules.topologies import topology
+from pipegossip.sim.fast import network as fast_hw
+from pipegossip.sim.fast import network_testbench
+from pipegossip.sim.judge.network import judge_network, mismatch_place
+from pipegossip.sim.network.cosim import cosim_network
+from pipegossip.sim.network.fast import fast_place, run_fast_amaranth
+from pipegossip.sim.network.run import FAULTS, faulty_writes, network_job, run_network_amaranth
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_sim_network_cosim import polling_path4  # noqa: E402
+
+CYCLE4 = topology("cycle", n=4)
+#: What each fault shows first (the check of its first mismatch), on cycle(4)'s allreduce
+#: (its stored own tokens are never sent: a wrong one shows in the read-back) and, for
+#: ``gossip-word``, on its gossip (the wrong word is sent).
+FIRST_CHECK = {"drop": "trace", "misroute": "trace", "combine": "trace", "word": "final_word",
+               "acc": "acc", "directory": "final_held", "gossip-word": "tx_word"}
+#: Faults at later nodes (their ports' numbers differ from the nodes'): name ->
+#: (gossip?, fault, applicable entries skipped, first check).
+LATER = {"misroute-p3": (False, "misroute", 3, "trace"), "drop-p2": (False, "drop", 6, "trace"),
+         "combine-p3": (False, "combine", 9, "trace"),
+         "gossip-word-p3": (True, "word", 3, "rx_word")}
+SEED = 3
+
+
+@pytest.fixture(scope="module")
+def both_modes():
+    """cycle(4) allreduce: a clean run and one per fault, in both modes; (job, fast, trace)."""
+    p = compile_network(allreduce_schedule(CYCLE4), depth=8, slots=4)
+    g = compile_network(cycle_gossip(4, 1), depth=8, slots=4)
+    jobs = [network_job("clean", p, SEED)] + [
+        network_job(f, p, SEED, faulty_writes(p, f, SEED)) for f in FAULTS] + [
+        network_job("gossip-word", g, SEED, faulty_writes(g, "word", SEED))]
+    programs = [p] * (len(jobs) - 1) + [g]
+    for name, (gossip, fault, skip, _) in LATER.items():
+        q = g if gossip else p
+        jobs.append(network_job(name, q, SEED, faulty_writes(q, fault, SEED, skip)))
+        programs.append(q)
+    size = network_size(p.topology, p.width, p.depth, p.slots)
+    fast = run_fast_amaranth(programs, jobs, size)
+    trace = run_network_amaranth(programs, seed=SEED, jobs=jobs)
+    return {j["name"]: (s, judge_network(q, r), r)
+            for j, q, s, r in zip(jobs, programs, fast, trace)}
+
+
+def test_the_table_of_faults_is_complete():
+    assert set(FIRST_CHECK) == {*FAULTS, "gossip-word"}
+
+
+def test_a_clean_run_matches_in_both_modes(both_modes):
+    runs = both_modes
+    summary, verdict, record = runs["clean"]
+    assert verdict.match, verdict.report()
+    assert summary["finished"] == 1 and fast_place(summary) is None
+    assert summary["busy_cycles"] == record.busy_cycles
+    assert summary["done_at"] == record.busy_cycles + 1
+
+
+@pytest.mark.parametrize("fault", [*FAULTS, "gossip-word", *LATER])
+def test_each_fault_has_the_same_first_mismatch_in_both_modes(both_modes, fault):
+    runs = both_modes
+    summary, verdict, _ = runs[fault]
+    assert not verdict.match
+    trace_first = mismatch_place(verdict.first_mismatch)
+    want = LATER[fault][3] if fault in LATER else FIRST_CHECK[fault]
+    assert trace_first[0] == want, verdict.first_mismatch
+    if fault in LATER:  # a port named by its own number, not its node's
+        assert trace_first[2] >= 2 and trace_first[3] not in (None, trace_first[2])
+    assert fast_place(summary) == trace_first
+    assert summary["finished"] == 1
+
+
+def test_a_misroute_moves_the_word_with_the_link(both_modes):
+    """The misrouted send reads its word where the slot is: only the trace differs."""
+    runs = both_modes
+    _, verdict, _ = runs["misroute"]
+    first = verdict.first_mismatch
+    words = [m for m in verdict.mismatches if m.cycle == first.cycle and m.note == first.note
+             and m.kind == "delivery" and m.expected.startswith("sends")]
+    assert not words, words
+
+
+def test_mismatch_place_reads_every_judge_text(both_modes):
+    runs = both_modes
+    seen = set()
+    for _, verdict, _ in runs.values():
+        for m in verdict.mismatches:
+            check, cycle, node, where = mismatch_place(m)
+            assert check in fast_hw.CHECKS and (cycle is None) == (m.cycle is None)
+            assert node == m.processor
+            seen.add(check)
+    assert {"trace", "tx_word", "rx_word", "acc", "final_held", "final_word",
+            "final_acc"} <= seen
+
+
+def test_the_testbench_names_the_tops_ports():
+    assert network_testbench.INPUTS == fast_hw.INPUTS
+    assert network_testbench.SUMMARY == fast_hw.SUMMARY
+
+
+def test_fast_mode_repeats_a_failing_run_in_trace_mode():
+    report = cosim_network([("p", polling_path4())], seed=SEED, fault="drop",
+                           simulator="amaranth", mode="fast")
+    (r,) = report.results
+    assert report.mode == "fast" and report.reruns == ["p"]
+    assert not r.verdict.match and r.record.samples  # the trace record replaced the fast one
+    (name, fast_verdict), = report.fast
+    assert fast_place(fast_verdict.run.summary) == mismatch_place(r.verdict.first_mismatch)
+
+
+def test_fast_mode_matches_gossip_without_rerun():
+    report = cosim_network([("g", path_gossip(4, 1))], seed=1, simulator="amaranth",
+                           mode="fast")
+    assert report.match and not report.reruns
+    (r,) = report.results
+    assert r.record.busy_cycles == r.program.cycles + 1
+
+
+def test_a_schedule_needing_deeper_banks_is_refused_and_its_depth_runs():
+    need = compile_network(path_gossip(4, 1)).bank_need
+    assert need > 1
+    with pytest.raises(ProgramError, match=rf"--bank-depth {need} or more"):
+        cosim_network([("g", path_gossip(4, 1))], simulator="amaranth", bank_depth=need - 1)
+    report = cosim_network([("g", path_gossip(4, 1))], simulator="amaranth", bank_depth=need,
+                           mode="fast")
+    assert report.match and not report.reruns
+    assert report.results[0].program.bank_depth == need
