@@ -166,6 +166,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--regression", action="store_true",
                    help="also time the co-simulation regression (tests/test_sim_regression.py) "
                    "in each mode, cold and warm (needs the checkout's tests)")
+    b.add_argument("--fabric", choices=("fsm", "network"), default="fsm",
+                   help="fsm (default): pipelined FSM fabrics of --n; network: the network "
+                   "fabric of each --schedule file's topology, trace and fast mode side by "
+                   "side (--runs and --fast-runs runs of each schedule)")
+    b.add_argument("--schedule", nargs="+", action="extend", metavar="FILE.json",
+                   help="--fabric network: the schedule files to time")
     b.add_argument("--format", choices=("text", "json"), default="text")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(func=cmd_bench)
@@ -458,10 +464,60 @@ def _fast_runs(args: argparse.Namespace, n: int) -> int:
     return max(1, -(-args.fast_cycles // per_run))
 
 
+def _bench_network(args: argparse.Namespace) -> int:
+    """``sim bench --fabric network``: trace and fast mode side by side per schedule."""
+    from .cli import UsageError
+    from .model.schedules.ir import load
+    from .model.schedules.validate import check
+    from .sim.network.bench import bench_network
+
+    refuse_given(args, (("--n", "n", [8, 16, 32, 64]), ("--fast-cycles", "fast_cycles", 3_000_000),
+                        ("--no-batch", "no_batch", False), ("--recipes", "recipes", "default"),
+                        ("--workloads", "workloads", []),
+                        ("--workloads-only", "workloads_only", False),
+                        ("--regression", "regression", False)),
+                 "only to --fabric fsm (the network fabric times --schedule files)")
+    if not args.schedule:
+        raise UsageError("--fabric network needs --schedule FILE.json")
+    schedules = []
+    for f in args.schedule:
+        s = load(f)
+        check(s)
+        schedules.append((str(f), s))
+    fast_runs = args.fast_runs or 1000
+    try:
+        rows = bench_network(schedules, runs=args.runs, fast_runs=fast_runs, width=args.width,
+                             modes=args.modes, progress=progress_printer("cosim", args.quiet))
+    except (CosimError, ToolchainError) as e:
+        return _fail("sim bench", e)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(dict(fabric="network", rows=[r.to_json() for r in rows]))
+                         + "\n")
+        return 0
+    for r in rows:
+        where = "reused" if r.build_reused else f"built in {r.build_seconds:.1f}s"
+        print(f"{r.schedule} {r.topology} N={r.n} ports={r.ports} {r.mode:5s}: {r.runs} runs "
+              f"x {r.cycles_per_run} cycles in {r.sim_seconds:.2f}s = "
+              f"{r.cycles_per_second:,.0f} cycles/s (build {where})")
+    by = {}
+    for r in rows:
+        by.setdefault(r.schedule, {})[r.mode] = r
+    for name, m in by.items():
+        if len(m) == 2:
+            t, f = m["trace"].cycles_per_second, m["fast"].cycles_per_second
+            print(f"{name}: trace {t:,.0f} cycles/s, fast {f:,.0f} cycles/s, "
+                  f"fast/trace {f / t:,.1f}x")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     import os
 
     from .sim.bench import bench_one, bench_regression, bench_workload
+
+    if args.fabric == "network":
+        return _bench_network(args)
+    refuse_given(args, (("--schedule", "schedule", None),), "only to --fabric network")
 
     if not args.n and not args.regression:
         raise ConfigError("--n without sizes times nothing: give sizes, or add --regression")

@@ -143,3 +143,27 @@ def test_a_schedule_needing_deeper_banks_is_refused_and_its_depth_runs():
                            mode="fast")
     assert report.match and not report.reruns
     assert report.results[0].program.bank_depth == need
+
+
+def _cli(*args):
+    import subprocess
+    return subprocess.run([sys.executable, "-m", "pipegossip", *args], capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.mark.parametrize("args, words", [
+    # a bank depth too shallow: refused in one line with the depth it needs, before a build
+    (["sim", "cosim", "--fabric", "network", "--bank-depth", "1"], "--bank-depth 3 or more"),
+    (["sim", "cosim", "--bank-depth", "2"], "--bank-depth applies only to --fabric network"),
+    (["sim", "cosim", "--fabric", "network", "--mode", "slow"], "invalid choice: 'slow'"),
+    (["sim", "bench", "--fabric", "network", "--n", "8"], "--n applies only to --fabric fsm"),
+    (["sim", "bench"], "--schedule applies only to --fabric network"),
+])
+def test_the_new_options_refuse_bad_input_in_one_line(tmp_path, args, words):
+    from pipegossip.model.schedules import save
+    f = tmp_path / "g.json"
+    save(path_gossip(4, 1), f)
+    proc = _cli(*args, "--schedule", str(f))
+    assert proc.returncode == 2, proc.stderr
+    assert words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not list(tmp_path.iterdir())[1:]  # nothing written beside the schedule

@@ -1,0 +1,107 @@
+"""Trace against fast mode on the network fabric: simulated cycles per second, side by side.
+
+:func:`bench_network` runs each schedule ``runs`` times back to back in the
+trace mode (the cocotb testbench drives every load write and read-back and
+samples every port every cycle) and ``fast_runs`` times in the fast mode
+(:mod:`.fast`: the hardware does all of it), on one build per topology and
+mode (the co-simulation's own builds, reused from the cache), and reports
+the simulator's wall time and the clock cycles simulated per second. Every
+run of both modes is judged: a benchmark of a mismatching run is refused.
+
+A run's clock cycles are counted the same way in both modes: its load
+writes, its checked cycles (the trace mode's samples of a fault-free run)
+and one per store slot read back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ...hw.network.fabric import network_size
+from ...model.schedules.ir import Schedule
+from ...model.schedules.network_program import compile_network
+from ..fabric.runner import CosimError
+from ..judge.network import judge_network
+from ..schedule.cosim import Progress
+from .cosim import build_network_fabric, run_network_build
+from .fast import (build_network_fast, fast_record, judge_fast, rom_depths, rom_rows,
+                   run_fast_build, span_of)
+from .run import network_job
+
+__all__ = ["NetworkBenchRow", "bench_network"]
+
+
+@dataclass
+class NetworkBenchRow:
+    """One schedule in one mode: runs, cycles, the simulator's wall time, cycles per second."""
+
+    schedule: str
+    topology: str
+    n: int
+    ports: int
+    mode: str
+    runs: int
+    cycles_per_run: int
+    sim_seconds: float
+    build_seconds: float
+    build_reused: bool
+
+    @property
+    def cycles_per_second(self) -> float:
+        return self.runs * self.cycles_per_run / self.sim_seconds if self.sim_seconds else 0.0
+
+    def to_json(self) -> dict:
+        return dict(asdict(self), cycles_per_second=round(self.cycles_per_second, 1))
+
+
+def bench_network(schedules: Sequence[tuple[str, Schedule]], *, runs: int = 20,
+                  fast_runs: int = 1000, width: int = 8, seed: int = 0,
+                  modes: Sequence[str] = ("trace", "fast"), root: Path | None = None,
+                  progress: Progress | None = None) -> list[NetworkBenchRow]:
+    """Time every schedule in every mode of ``modes``; one row per schedule and mode.
+
+    Raises
+    ------
+    ProgramError
+        A schedule the network fabric cannot run.
+    CosimError
+        The toolchain failed, or a run did not match (a benchmark of a wrong run
+        would time nothing worth knowing).
+    """
+    rows = []
+    # one depth and slot count for all (as cosim does per topology): schedules of one
+    # topology share their builds
+    firsts = [compile_network(s, width=width) for _, s in schedules]
+    depth = 1 << (max(p.cycles for p in firsts) - 1).bit_length()
+    slots = max(max(p.slots, p.n) for p in firsts)
+    for name, s in schedules:
+        p = compile_network(s, width=width, depth=depth, slots=slots)
+        size = network_size(p.topology, width, depth, p.slots)
+        job = network_job(name, p, seed)
+        per_run = len(job["writes"]) + span_of(p) + p.n * p.slots
+        for mode in modes:
+            count = runs if mode == "trace" else fast_runs
+            if mode == "trace":
+                b = build_network_fabric(p, size, root=root, progress=progress)
+                t0 = time.perf_counter()
+                records = run_network_build(b, [p] * count, seed=seed, jobs=[job] * count)
+                seconds = time.perf_counter() - t0
+                bad = [v for v in (judge_network(p, r) for r in records) if not v.match]
+            else:
+                roms, _ = rom_rows([p], [job], size)
+                b = build_network_fast(p, size, rom_depths(roms), root=root,
+                                       progress=progress)
+                t0 = time.perf_counter()
+                summaries = run_fast_build(b, [p] * count, [job] * count)
+                seconds = time.perf_counter() - t0
+                bad = [v for v in (judge_fast(p, fast_record(job, p, x, "bench"))
+                                   for x in summaries) if not v.match]
+            if bad:
+                raise CosimError(f"{name} did not match in {mode} mode: "
+                                 f"{bad[0].first_mismatch}")
+            rows.append(NetworkBenchRow(name, p.topology.name, p.n, p.ports, mode, count,
+                                        per_run, seconds, b.seconds, b.reused))
+    return rows
