@@ -102,6 +102,7 @@ def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0, skip: int 
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r} (expected one of {', '.join(FAULTS)})")
     writes = network_writes(program, seed)
+    asked = skip
     from ...hw.schedule.fabric import LoadKind
     altered = {"word": LoadKind.ITEM, "acc": LoadKind.ACC, "directory": DIRECTORY}.get(fault)
     for k, (kind, v, c, data) in enumerate(writes):
@@ -138,7 +139,7 @@ def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0, skip: int 
             writes[k] = (kind, v, c, lay.encode(**f))
             return writes
     raise ValueError(f"fault {fault!r} does not apply to {program.slug}"
-                     + (f" after {skip} entries" if skip else ""))
+                     + (f" after {asked} entries" if asked else ""))
 
 
 def network_job(name: str, program: NetworkProgram, seed: int,
