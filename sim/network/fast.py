@@ -44,10 +44,8 @@ from ..fast.network_testbench import JOB_ENV
 from ..fabric.runner import CosimError
 from ..judge.network import completion_needs, expected_lanes
 from ..judge.verdict import KINDS, Mismatch, Verdict
-from ..scratch import scratch, sweep
-from ..schedule.cosim import TAIL, Progress, ScheduleBuild, build_program_fabric
-from ..tools.simulators import Recipe, run_simulator
-from ..tools.toolchain import ToolchainError, use_verilator
+from ..schedule.cosim import TAIL, Progress, ScheduleBuild, build_program_fabric, run_in_build
+from ..tools.simulators import Recipe
 from .run import NetworkRun, network_job
 
 __all__ = ["span_of", "rom_rows", "run_fast_amaranth", "build_network_fast", "run_fast_build",
@@ -212,29 +210,9 @@ def run_fast_build(b: ScheduleBuild, programs: Sequence[NetworkProgram], jobs: S
     """
     roms, params = rom_rows(programs, jobs, b.size)
     lay = FastLayout(b.size)
-    runs_dir = b.directory / "runs"
-    runs_dir.mkdir(exist_ok=True)
-    sweep(runs_dir)
-    with scratch(runs_dir, "run") as work:
-        result = work / "result.json"
-        for rom, fname in ROM_FILES.items():
-            (work / fname).write_text(_hex(roms[rom], lay.width(rom)), encoding="utf-8")
-        (work / "job.json").write_text(json.dumps(dict(runs=params, result_path=str(result))),
-                                       encoding="utf-8")
-        try:
-            use_verilator()
-            run_simulator("verilator", top=NET_FAST_TOP,
-                          test_module="pipegossip.sim.fast.network_testbench",
-                          build_dir=b.directory, work=work,
-                          env={JOB_ENV: str(work / "job.json")}, log=work / "sim.log")
-            if not result.is_file():
-                raise CosimError("the testbench left no result")
-        except (ToolchainError, CosimError, RuntimeError, SystemExit, OSError) as e:
-            log = work / "sim.log"
-            tail = log.read_text(errors="replace").splitlines()[-25:] if log.is_file() else []
-            raise CosimError(f"simulation of {b.directory.name} failed ({e}):\n"
-                             + "\n".join(tail)) from None
-        out = json.loads(result.read_text(encoding="utf-8"))
+    out = run_in_build(b, NET_FAST_TOP, "pipegossip.sim.fast.network_testbench", JOB_ENV,
+                       dict(runs=params),
+                       {fname: _hex(roms[rom], lay.width(rom)) for rom, fname in ROM_FILES.items()})
     if len(out) != len(jobs):
         raise CosimError(f"the fast testbench reported {len(out)} runs of {len(jobs)}")
     return out

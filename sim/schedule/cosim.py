@@ -49,7 +49,8 @@ from ..judge.verdict import Verdict
 __all__ = ["JOB_ENV", "ScheduleJob", "job_for", "loaded", "timed_by_cycle", "ScheduleBuild",
            "ScheduleResult", "size_for",
            "run_programs_amaranth", "build_schedule_fabric", "run_schedule_build",
-           "cosim_schedules", "TOP", "amaranth_runs", "build_program_fabric", "run_build_jobs"]
+           "cosim_schedules", "TOP", "amaranth_runs", "build_program_fabric", "run_build_jobs",
+           "run_in_build"]
 
 #: The testbench finds its job file through this variable.
 JOB_ENV = "PIPEGOSSIP_SCHEDULE_JOB"
@@ -392,18 +393,36 @@ def run_build_jobs(b: ScheduleBuild, runs: list[dict], fabric: str, top: str) ->
     CosimError
         The simulator failed or left no result.
     """
+    job = dict(size=asdict(b.size), runs=runs, fabric=fabric)
+    return run_in_build(b, top, "pipegossip.sim.schedule.testbench", JOB_ENV, job)
+
+
+def run_in_build(b: ScheduleBuild, top: str, test_module: str, env_name: str, job: dict,
+                 files: dict[str, str] | None = None):
+    """Run cocotb test module ``test_module`` on build ``b`` (Verilator); its JSON result.
+
+    ``job`` gains ``result_path`` and is written to ``job.json``, named by
+    the environment variable ``env_name``; ``files`` (name -> text) are
+    written into the run's working folder first (the fast mode's ROM images).
+
+    Raises
+    ------
+    CosimError
+        The simulator failed or left no result.
+    """
     runs_dir = b.directory / "runs"
     runs_dir.mkdir(exist_ok=True)
     sweep(runs_dir)
     with scratch(runs_dir, "run") as work:
         result = work / "result.json"
-        job = ScheduleJob(size=asdict(b.size), result_path=str(result), runs=runs, fabric=fabric)
-        job.write(work / "job.json")
+        for name, text in (files or {}).items():
+            atomic_write(work / name, text)
+        atomic_write(work / "job.json", json.dumps(dict(job, result_path=str(result))))
         try:
             use_verilator()
-            run_simulator("verilator", top=top, test_module="pipegossip.sim.schedule.testbench",
+            run_simulator("verilator", top=top, test_module=test_module,
                           build_dir=b.directory, work=work,
-                          env={JOB_ENV: str(work / "job.json")}, log=work / "sim.log")
+                          env={env_name: str(work / "job.json")}, log=work / "sim.log")
             if not result.is_file():
                 raise CosimError("the testbench left no result")
         except (ToolchainError, CosimError, RuntimeError, SystemExit, OSError) as e:
