@@ -497,8 +497,9 @@ def _bench_network(args: argparse.Namespace) -> int:
     for r in rows:
         where = "reused" if r.build_reused else f"built in {r.build_seconds:.1f}s"
         print(f"{r.schedule} {r.topology} N={r.n} ports={r.ports} {r.mode:5s}: {r.runs} runs "
-              f"x {r.cycles_per_run} cycles in {r.sim_seconds:.2f}s = "
-              f"{r.cycles_per_second:,.0f} cycles/s (build {where})")
+              f"x {r.cycles_per_run} cycles: {r.cycles_per_second:,.0f} cycles/s in the "
+              f"testbench ({r.testbench_seconds:.2f}s), {r.end_to_end:,.0f} end to end "
+              f"({r.sim_seconds:.2f}s; build {where})")
     by = {}
     for r in rows:
         by.setdefault(r.schedule, {})[r.mode] = r

@@ -72,3 +72,15 @@ def test_the_command_line_runs_the_fast_mode_by_default(tmp_path):
     assert out["mode"] == "fast" and out["reruns"] == [str(f)]
     first = res["first_mismatch"]
     assert res["fast_first_mismatch"] == ["acc", first["cycle"], first["processor"], None]
+
+
+@pytest.mark.slow
+def test_the_bench_times_both_modes_on_the_same_runs():
+    _verilator()
+    from pipegossip.sim.network.bench import bench_network
+    rows = bench_network([("poll", polling_path4())], runs=2, fast_runs=5)
+    assert [(r.mode, r.runs) for r in rows] == [("trace", 2), ("fast", 5)]
+    assert rows[0].cycles_per_run == rows[1].cycles_per_run > 0
+    for r in rows:
+        assert 0 < r.testbench_seconds <= r.sim_seconds
+        assert r.cycles_per_second >= r.end_to_end > 0
