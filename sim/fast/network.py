@@ -43,6 +43,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...hw.network.fabric import LATENCY, NetworkFabric
 from ...hw.ports import NetworkSize, network_ports
+from ...model.schedules.network_program import links_of
 from ..judge.network import CHECKS
 
 __all__ = ["NetworkFastTop", "FastLayout", "CHECKS", "NET_FAST_TOP", "ROM_FILES", "NO_PLACE",
@@ -96,15 +97,16 @@ class FastLayout:
         return (("held", 1), ("word", w), ("need", 1), ("acc", w), ("want", w), ("accneed", 1))
 
     @staticmethod
-    def _total(fields) -> int:
+    def bits(fields) -> int:
+        """Bits of a row part made of ``fields``."""
         return sum(w for _, w in fields)
 
     def width(self, rom: str) -> int:
         if rom == "load":
-            return self._total(self.load_fields)
+            return self.bits(self.load_fields)
         if rom == "final":
-            return self._total(self.final_fields)
-        return self.size.ports * self._total(self.port_fields) + self.size.n * self.size.width
+            return self.bits(self.final_fields)
+        return self.size.ports * self.bits(self.port_fields) + self.size.n * self.size.width
 
     @staticmethod
     def pack(fields, values: dict) -> int:
@@ -288,14 +290,14 @@ class NetworkFastTop(wiring.Component):
 
         # ------------------------------------------------------------ the run's checks
         k = cnt
-        width_p = lay._total(lay.port_fields)
+        width_p = lay.bits(lay.port_fields)
         ex = [_slices(exp_row, lay.port_fields, p * width_p) for p in range(P)]
         eacc = [exp_row[P * width_p + v * z.width:P * width_p + (v + 1) * z.width]
                 for v in range(n)]
+        links = links_of(self.topology)  # the model's port numbering
         offsets = [0]
-        for v in range(n):
-            offsets.append(offsets[-1] + len(self.topology.neighbours(v)))
-        links = [sorted(self.topology.neighbours(v)) for v in range(n)]
+        for x in links:
+            offsets.append(offsets[-1] + len(x))
         node_of = [v for v in range(n) for _ in links[v]]
         peer = [offsets[w] + links[w].index(v) for v in range(n) for w in links[v]]
 

@@ -65,7 +65,7 @@ def _expect_rows(program: NetworkProgram, seed: int, lay: FastLayout) -> list[in
     words = item_words(program, seed)
     T = span_of(program)
     want = expected_lanes(program, words, T, LATENCY)
-    pw = lay._total(lay.port_fields)
+    pw = lay.bits(lay.port_fields)
     rows = []
     for k in range(T):
         row, at = 0, 0
