@@ -118,6 +118,9 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
 
 def network_cosim_text(report) -> str:
     """One line per schedule (match, R, S, cycles, latency side by side) and a summary."""
+    from .sim.judge.network import mismatch_place
+    from .sim.network.fast import fast_place
+    fast = dict(report.fast)
     lines = []
     for r in report.results:
         p, v = r.program, r.verdict
@@ -127,6 +130,11 @@ def network_cosim_text(report) -> str:
                      f"load={r.record.load_cycles} cycles")
         if not v.match:
             lines += ["  " + x for x in v.report().splitlines()[1:]]
+            if r.name in fast:  # the in-hardware checker's own first mismatch, beside it
+                place = fast_place(fast[r.name].run.summary)
+                same = place == mismatch_place(v.first_mismatch)
+                lines.append(f"  fast checker's first mismatch (check, cycle, node, port or "
+                             f"slot): {place}{', the same' if same else ', DIFFERENT'}")
     if report.mode == "fast":
         lines.append(f"fast mode: {len(report.fast)} run(s) loaded, checked and read back in "
                      "the hardware" + (f"; {', '.join(report.reruns)} differed and were "

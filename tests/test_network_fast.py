@@ -37,7 +37,8 @@ FIRST_CHECK = {"drop": "trace", "misroute": "trace", "combine": "trace", "word":
 #: (gossip?, fault, applicable entries skipped, first check).
 LATER = {"misroute-p3": (False, "misroute", 3, "trace"), "drop-p2": (False, "drop", 6, "trace"),
          "combine-p3": (False, "combine", 9, "trace"),
-         "gossip-word-p3": (True, "word", 3, "rx_word")}
+         "gossip-word-p3": (True, "word", 3, "rx_word"),
+         "gossip-misroute-p2": (True, "misroute", 6, "trace")}
 SEED = 3
 
 
@@ -88,14 +89,19 @@ def test_each_fault_has_the_same_first_mismatch_in_both_modes(both_modes, fault)
     assert summary["finished"] == 1
 
 
-def test_a_misroute_moves_the_word_with_the_link(both_modes):
-    """The misrouted send reads its word where the slot is: only the trace differs."""
-    runs = both_modes
-    _, verdict, _ = runs["misroute"]
+def test_a_misroute_delivers_the_words_to_the_wrong_neighbours():
+    """Two sending links swapped: each word must go out on the other link (its bank and
+    address move with it), so the neighbours receive the wrong words; a swap of the
+    labels alone would leave the words where they were and only the trace would differ."""
+    g = compile_network(path_gossip(4, 1), depth=8)
+    writes = faulty_writes(g, "misroute", SEED, 6)  # node 2: both its links send
+    (r,) = run_network_amaranth([g], seed=SEED, jobs=[network_job("m", g, SEED, writes)])
+    verdict = judge_network(g, r)
     first = verdict.first_mismatch
-    words = [m for m in verdict.mismatches if m.cycle == first.cycle and m.note == first.note
-             and m.kind == "delivery" and m.expected.startswith("sends")]
-    assert not words, words
+    assert first.kind == "trace" and first.processor == 2, first
+    wrong = {m.processor for m in verdict.mismatches if m.cycle == first.cycle
+             and m.kind == "delivery" and m.expected.startswith("receives")}
+    assert wrong == {1, 3}, verdict.mismatches
 
 
 def test_mismatch_place_reads_every_judge_text(both_modes):
