@@ -87,3 +87,19 @@ def test_cli_runs_allreduce_and_reduce_files_forwarding_accumulators(tmp_path):
     assert out["builds"] == 1
     assert [(r["primitive"], r["match"], r["R"], r["cycles"]) for r in out["results"]] == \
         [("allreduce", True, 2, 2), ("reduce", True, 2, 2)]
+
+
+def test_the_build_key_changes_with_the_public_port_table():
+    # A build made with another port table (another ports.vlt) must never be
+    # reused: the key covers the table, the top and the fabric, not only the text.
+    from pipegossip.hw.ports import Port
+    from pipegossip.sim.schedule.cosim import program_build_key
+    table = [Port("a", "in", 1), Port("b", "out", 8)]
+    key = program_build_key("module t; endmodule", table, "network", "top")
+    assert key == program_build_key("module t; endmodule", list(table), "network", "top")
+    assert key != program_build_key("module t; endmodule", table[:1], "network", "top")
+    assert key != program_build_key("module t; endmodule", [Port("a", "out", 1), table[1]],
+                                    "network", "top")
+    assert key != program_build_key("module t; endmodule", table, "network-fast", "top")
+    assert key != program_build_key("module t; endmodule", table, "network", "other")
+    assert key != program_build_key("module u; endmodule", table, "network", "top")

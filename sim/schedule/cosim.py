@@ -318,14 +318,27 @@ def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
                                 TOP, root=root, progress=progress, recipe=recipe)
 
 
+def program_build_key(verilog: str, ports, fabric: str, top: str,
+                      recipe: Recipe = DEFAULT_RECIPE) -> str:
+    """The build cache key of :func:`build_program_fabric`.
+
+    The port table decides which signals the build makes public
+    (``ports.vlt``), so it is part of the key: a build made with another
+    table is never reused.
+    """
+    return build_cache.build_key(verilog, dict(
+        simulator="verilator", trace=None, recipe=asdict(recipe), fabric=fabric, top=top,
+        ports=[[p.name, p.direction] for p in ports]))
+
+
 def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top: str, *,
                          root: Path | None = None, progress: Progress | None = None,
                          recipe: Recipe = DEFAULT_RECIPE) -> ScheduleBuild:
     """Compile a program-driven fabric's ``verilog`` for Verilator, or reuse the cached build.
 
     Shared by the schedule and network fabrics: the build cache is keyed by
-    the Verilog text, ``fabric`` and the recipe; ``ports`` name the
-    top-level ports the recipe makes public.
+    the Verilog text, ``fabric``, ``top``, the recipe and ``ports`` (the
+    top-level ports the recipe makes public).
 
     Raises
     ------
@@ -334,8 +347,7 @@ def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top:
     """
     say = progress or (lambda msg: None)
     root = build_root() if root is None else Path(root)
-    key = build_cache.build_key(verilog, dict(simulator="verilator", trace=None,
-                                              recipe=asdict(recipe), fabric=fabric))
+    key = program_build_key(verilog, ports, fabric, top, recipe)
     directory = root / f"{slug}-{key}"
     sweep(root, legacy=True)
     if build_cache.is_valid(directory, key):
