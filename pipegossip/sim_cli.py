@@ -88,6 +88,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--fabric network: load every program with this fault (a receive "
                    "dropped, a send moved to the next link, a combine flipped); the judge "
                    "must report it (exit 1)")
+    p.add_argument("--plot", default=None, metavar="FILE.png|svg",
+                   help="--fabric network with one schedule: draw its rounds beside the "
+                   "run's words on every link in every clock cycle and the accumulators, "
+                   "from the record")
     p.add_argument("--waves", nargs="?", const="vcd", default=None, choices=WAVE_FORMATS,
                    help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
                    "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
@@ -276,11 +280,44 @@ def _cosim_network(args: argparse.Namespace) -> int:
     if args.simulator == "icarus":
         raise UsageError("--fabric network runs on Verilator; --simulator icarus is not "
                          "supported")
+    plot = _plot_target(args)
     report = cosim_network_files(args.schedule, width=args.width, depth=args.depth,
                                  seed=args.word_seed, op=args.op or "sum",
                                  progress=progress_printer("cosim", args.quiet),
                                  fault=args.fault)
-    return print_report(report, args.format)
+    status = print_report(report, args.format)
+    if plot is not None:
+        from .files import atomic_write
+        from .network_hw_cli import network_cosim_text
+        from .network_plots import plot_network_run
+        (r,) = report.results
+        line = network_cosim_text(report).splitlines()[0]
+        atomic_write(plot, plot_network_run(r.program.schedule, r.program, r.record, line,
+                                            plot.rsplit(".", 1)[1]))
+    return status
+
+
+def _plot_target(args: argparse.Namespace) -> str | None:
+    """``--plot FILE``, checked before any work (one schedule, .png or .svg, writable)."""
+    from .cli import UsageError
+    from .files import check_output_file
+    from .network_plots import MAX_CYCLES, MAX_LINKS
+    if args.plot is None:
+        return None
+    if not args.plot.endswith((".png", ".svg")):
+        raise UsageError(f"--plot {args.plot}: give a .png or .svg file name")
+    if len(args.schedule) != 1:
+        raise UsageError(f"--plot draws one schedule's run; {len(args.schedule)} "
+                         "schedules were given")
+    from .model.schedules.ir import load
+    s = load(args.schedule[0])
+    ports = 2 * s.topology.m
+    if ports > MAX_LINKS or s.rounds_total > MAX_CYCLES:
+        raise UsageError(f"--plot: {args.schedule[0]} has {ports} directed links and "
+                         f"{s.rounds_total} rounds; the picture is limited to {MAX_LINKS} "
+                         f"links and {MAX_CYCLES} rounds")
+    check_output_file(args.plot)
+    return args.plot
 
 
 #: Options of ``cosim --schedule`` alone (the FSM fabric's cosim refuses them).
@@ -297,8 +334,8 @@ def cmd_cosim(args: argparse.Namespace) -> int:
             raise UsageError("--simulator amaranth runs only --schedule on the schedule fabric")
     if args.fabric == "network":
         return _cosim_network(args)
-    refuse_given(args, (("--op", "op", None), ("--fault", "fault", None)),
-                 "only to --fabric network")
+    refuse_given(args, (("--op", "op", None), ("--fault", "fault", None),
+                        ("--plot", "plot", None)), "only to --fabric network")
     if args.fabric == "fsm" and args.schedule:
         raise UsageError("--schedule runs on --fabric schedule or network, not fsm")
     if args.fabric == "schedule" and not args.schedule:

@@ -144,3 +144,35 @@ def test_reports_go_with_one_update_only(capsys):
     assert main(["fpga-references", "--update", "fpga-n8-ice40,board-icebreaker-n8",
                  "--reports", "x.json"]) == 2
     assert "one result only" in capsys.readouterr().err
+
+
+def test_check_lists_the_big_results_as_stored_without_building(tmp_path, monkeypatch, capsys):
+    # ECP5 and N > 8 results ("check": false) take an hour or more per build:
+    # --check names them as stored and builds nothing.
+    import pipegossip.fpga_references as refs
+    folder = tmp_path / "docs" / "results"
+    folder.mkdir(parents=True)
+    big = next(x for x in _results() if not x["check"])
+    (folder / "big.json").write_text(json.dumps({**big, "quotes": []}))
+
+    def no_build(*a):
+        raise AssertionError("a stored result was rebuilt")
+    monkeypatch.setattr(refs, "_build", no_build)
+    assert main(["fpga-references", "--check", "--results", str(folder)]) == 0
+    assert capsys.readouterr().out == \
+        f"{big['name']}: stored, not rebuilt by --check (--update {big['name']} rebuilds it)\n"
+
+
+def test_ns_per_collective_and_cell_types_are_quoted_from_the_result(tmp_path):
+    # busy cycles x 1000 / the first seed's Fmax, in whole ns, beside any cell type
+    r = copy.deepcopy(next(x for x in _results() if x["name"] == "fpga-n8-ice40"))
+    fmax = r["reports"]["1"]["fmax_mhz"]
+    r["busy"] = {"command": "pipegossip sim cosim ...", "cycles": {"gossip": 22, "polling": 7}}
+    r["quotes"] = [{"file": "doc.md", "template": "{ns_gossip} ns, {ns_polling} ns, "
+                    "{cell_ICESTORM_LC} LC"}]
+    lc = r["reports"]["1"]["cells"]["ICESTORM_LC"]["used"]
+    (tmp_path / "doc.md").write_text(
+        f"took {round(22000 / fmax)} ns, {round(7000 / fmax)} ns, {lc} LC here")
+    assert check_quotes(r, tmp_path) == []
+    r["busy"]["cycles"]["polling"] = 8
+    assert len(check_quotes(r, tmp_path)) == 1
