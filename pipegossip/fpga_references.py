@@ -109,7 +109,13 @@ def quote_values(report: dict, seeds: dict[str, float],
 
 
 def check_quotes(result: dict, root: Path) -> list[str]:
-    """Quotes of ``result`` missing from their docs (the lines to print)."""
+    """Quotes of ``result`` missing from their docs (the lines to print).
+
+    A result without reports (a new file, not built yet) is one such line.
+    """
+    if not result.get("reports"):
+        return [f"{result['name']}: no reports yet (pipegossip paper fpga-references "
+                f"--update {result['name']} builds it)"]
     first = result["reports"][str(result["seeds"][0])]
     fmax = {str(s): result["reports"][str(s)]["fmax_mhz"] for s in result["seeds"]}
     values = quote_values(first, fmax, result.get("busy", {}).get("cycles"))
@@ -249,6 +255,8 @@ def cmd_references(args: argparse.Namespace) -> int:
         elif args.check:
             versions = tool_versions()
             for _, r in results:
+                if not r.get("reports"):  # a new file: check_quotes named it
+                    continue
                 if not r.get("check"):  # N > 8 or ECP5: an hour of build per seed
                     print(f"{r['name']}: stored, not rebuilt by --check (--update "
                           f"{r['name']} rebuilds it)")

@@ -176,3 +176,30 @@ def test_ns_per_collective_and_cell_types_are_quoted_from_the_result(tmp_path):
     assert check_quotes(r, tmp_path) == []
     r["busy"]["cycles"]["polling"] = 8
     assert len(check_quotes(r, tmp_path)) == 1
+
+
+def test_a_new_result_file_is_filled_by_update_with_reports(tmp_path, capsys):
+    # A row is added as a file without reports (its command, seeds, quotes);
+    # --quotes names it until `--update NAME --reports` takes the finished build.
+    from pipegossip.fpga_references import _job
+    from pipegossip.hw.fpga.flow import bare_digest
+    folder = tmp_path / "docs" / "results"
+    folder.mkdir(parents=True)
+    r = next(x for x in _results() if x["name"] == "fpga-n8-ice40")
+    new = {k: v for k, v in r.items() if k not in ("reports", "tools", "date")}
+    new.update(name="new-row", seeds=[1], quotes=[{"file": "doc.md", "template": "{cells} LC"}])
+    (folder / "new-row.json").write_text(json.dumps(new))
+    (tmp_path / "doc.md").write_text(f"{r['reports']['1']['logic_cells']['used']} LC")
+    assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 1
+    assert "new-row: no reports yet" in capsys.readouterr().out
+    assert main(["fpga-references", "--check", "--results", str(folder), "--quiet"]) == 1
+    capsys.readouterr()
+    report = {**r["reports"]["1"], "pnr_seed": 1, "seconds": 9.0,
+              "design_digest": bare_digest(_job(r["argv"], 1))}
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    assert main(["fpga-references", "--update", "new-row", "--reports",
+                 str(tmp_path / "report.json"), "--results", str(folder)]) == 0
+    got = json.loads((folder / "new-row.json").read_text())
+    assert set(got["reports"]) == {"1"} and "seconds" not in got["reports"]["1"]
+    assert got["tools"] == tool_versions() and got["date"]
+    assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 0
