@@ -26,9 +26,11 @@ __all__ = ["network_run_figure", "plot_network_run", "MAX_LINKS", "MAX_CYCLES",
 MAX_LINKS, MAX_CYCLES = 64, 40
 
 _SENT_SLOT, _SENT_ACC, _ROUND = "#bfe6da", "#fbd3b0", "#d5d3ea"
-#: Accumulator values get these in order of first appearance (matplotlib's tab20, light half).
+#: Accumulator values get these in order of first appearance (matplotlib's tab20 with
+#: the light shades first: 20 distinct values before a colour repeats).
 _ACC_COLOURS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
-                "#c7c7c7", "#dbdb8d", "#9edae5")
+                "#c7c7c7", "#dbdb8d", "#9edae5", "#6baed6", "#fd8d3c", "#74c476", "#e377c2",
+                "#9e9ac8", "#bcbd22", "#17becf", "#e7ba52", "#d6616b", "#a1d99b")
 
 
 def schedule_link_items(schedule, program) -> np.ndarray:
