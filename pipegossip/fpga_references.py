@@ -93,7 +93,8 @@ def quote_values(report: dict, seeds: dict[str, float],
     Besides the logic cells, flip-flops and Fmax: ``cell_TYPE`` (cells of
     every type the report counts, e.g. ``cell_TRELLIS_DPR16X4``), and for
     each collective of ``busy`` (its busy cycles, from a co-simulation)
-    ``ns_NAME``, its time at the first seed's Fmax in whole nanoseconds.
+    ``busy_NAME`` and ``ns_NAME``, its time at the first seed's Fmax in
+    whole nanoseconds.
     """
     lc = report["logic_cells"]
     ffs = sum(v["used"] for k, v in report["cells"].items() if k == "TRELLIS_FF")
@@ -103,8 +104,9 @@ def quote_values(report: dict, seeds: dict[str, float],
            "seeds": " / ".join(f"{seeds[k]:.1f}" for k in sorted(seeds, key=int)),
            "fmax_min": f"{values[0]:.1f}", "fmax_max": f"{values[-1]:.1f}"}
     out.update({f"cell_{k}": v["used"] for k, v in report["cells"].items()})
-    out.update({f"ns_{k}": f"{c * 1000 / report['fmax_mhz']:.0f}"
-                for k, c in (busy or {}).items()})
+    for k, c in (busy or {}).items():
+        out[f"busy_{k}"] = c
+        out[f"ns_{k}"] = f"{c * 1000 / report['fmax_mhz']:.0f}"
     return out
 
 

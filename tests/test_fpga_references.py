@@ -168,11 +168,11 @@ def test_ns_per_collective_and_cell_types_are_quoted_from_the_result(tmp_path):
     r = copy.deepcopy(next(x for x in _results() if x["name"] == "fpga-n8-ice40"))
     fmax = r["reports"]["1"]["fmax_mhz"]
     r["busy"] = {"command": "pipegossip sim cosim ...", "cycles": {"gossip": 22, "polling": 7}}
-    r["quotes"] = [{"file": "doc.md", "template": "{ns_gossip} ns, {ns_polling} ns, "
-                    "{cell_ICESTORM_LC} LC"}]
+    r["quotes"] = [{"file": "doc.md", "template": "{busy_gossip}: {ns_gossip} ns, {ns_polling} "
+                    "ns, {cell_ICESTORM_LC} LC"}]
     lc = r["reports"]["1"]["cells"]["ICESTORM_LC"]["used"]
     (tmp_path / "doc.md").write_text(
-        f"took {round(22000 / fmax)} ns, {round(7000 / fmax)} ns, {lc} LC here")
+        f"took 22: {round(22000 / fmax)} ns, {round(7000 / fmax)} ns, {lc} LC here")
     assert check_quotes(r, tmp_path) == []
     r["busy"]["cycles"]["polling"] = 8
     assert len(check_quotes(r, tmp_path)) == 1
