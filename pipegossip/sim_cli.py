@@ -269,7 +269,7 @@ def _cosim_schedule(args: argparse.Namespace) -> int:
 
 def _cosim_network(args: argparse.Namespace) -> int:
     from .cli import UsageError
-    from .network_hw_cli import cosim_network_files, print_report
+    from .network_hw_cli import cosim_network_files, plot_target, print_report, write_plot
 
     refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None), ("--waves", "waves", None),
                         ("--runs", "runs", 1), ("--mode", "mode", "fast")),
@@ -280,44 +280,15 @@ def _cosim_network(args: argparse.Namespace) -> int:
     if args.simulator == "icarus":
         raise UsageError("--fabric network runs on Verilator; --simulator icarus is not "
                          "supported")
-    plot = _plot_target(args)
+    plot = plot_target(args)
     report = cosim_network_files(args.schedule, width=args.width, depth=args.depth,
                                  seed=args.word_seed, op=args.op or "sum",
                                  progress=progress_printer("cosim", args.quiet),
                                  fault=args.fault)
     status = print_report(report, args.format)
     if plot is not None:
-        from .files import atomic_write
-        from .network_hw_cli import network_cosim_text
-        from .network_plots import plot_network_run
-        (r,) = report.results
-        line = network_cosim_text(report).splitlines()[0]
-        atomic_write(plot, plot_network_run(r.program.schedule, r.program, r.record, line,
-                                            plot.rsplit(".", 1)[1]))
+        write_plot(report, plot)
     return status
-
-
-def _plot_target(args: argparse.Namespace) -> str | None:
-    """``--plot FILE``, checked before any work (one schedule, .png or .svg, writable)."""
-    from .cli import UsageError
-    from .files import check_output_file
-    from .network_plots import MAX_CYCLES, MAX_LINKS
-    if args.plot is None:
-        return None
-    if not args.plot.endswith((".png", ".svg")):
-        raise UsageError(f"--plot {args.plot}: give a .png or .svg file name")
-    if len(args.schedule) != 1:
-        raise UsageError(f"--plot draws one schedule's run; {len(args.schedule)} "
-                         "schedules were given")
-    from .model.schedules.ir import load
-    s = load(args.schedule[0])
-    ports = 2 * s.topology.m
-    if ports > MAX_LINKS or s.rounds_total > MAX_CYCLES:
-        raise UsageError(f"--plot: {args.schedule[0]} has {ports} directed links and "
-                         f"{s.rounds_total} rounds; the picture is limited to {MAX_LINKS} "
-                         f"links and {MAX_CYCLES} rounds")
-    check_output_file(args.plot)
-    return args.plot
 
 
 #: Options of ``cosim --schedule`` alone (the FSM fabric's cosim refuses them).
