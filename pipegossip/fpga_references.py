@@ -3,7 +3,11 @@
 Every result file in ``docs/results/`` (:data:`RESULTS`) holds one design's
 ``pipegossip fpga`` command, the report of each nextpnr seed it was built
 with, the tool versions and the date, and the phrases of the docs that
-quote it (``quotes``: a file and a template filled from the report).
+quote it (``quotes``: a file and a template filled from the report). A
+result may also hold ``busy``: the busy cycles of collectives measured by
+co-simulation (``{"command": ..., "cycles": {"gossip": 5, ...}}``), so that
+the docs' nanoseconds per collective (cycles x 1000 / Fmax) are quoted and
+checked like the cells.
 
 * ``--update NAME...`` rebuilds those designs with every seed and rewrites
   their files (all files with ``--update all``). With ``--reports FILE,...``
@@ -14,7 +18,9 @@ quote it (``quotes``: a file and a template filled from the report).
   with their first seed and refuses drift: logic cells must be equal when
   the tool versions are those recorded (ABC's mapping moves between
   versions), and Fmax must lie within the recorded seeds' spread widened by
-  :data:`FMAX_TOLERANCE`. It also checks that every quote is in its doc.
+  :data:`FMAX_TOLERANCE`. The others (N > 8, ECP5: an hour or more per
+  build) are listed as stored, not rebuilt. It also checks that every quote
+  is in its doc.
   Exit 0: no drift; 1: drift (one line per figure); 3: a build failed.
 """
 
@@ -50,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "reports per nextpnr seed, the tool versions and the date, and the docs' phrases that "
         "quote it. --check rebuilds the small ones (N <= 8, iCE40, first seed): logic cells "
         f"must be equal under the recorded tool versions, Fmax within the seeds' spread "
-        f"widened by {FMAX_TOLERANCE:.0%}; every quote must be in its doc. --update NAME,... "
+        f"widened by {FMAX_TOLERANCE:.0%} (the others are listed as stored, not rebuilt); every "
+        "quote must be in its doc. --update NAME,... "
         "(or all) rebuilds with every seed and rewrites the files. Exit 0: no drift; 1: drift; "
         "3: a build failed.")
     g = p.add_mutually_exclusive_group(required=True)
@@ -79,22 +86,41 @@ def tool_versions() -> dict[str, str | None]:
     return out
 
 
-def quote_values(report: dict, seeds: dict[str, float]) -> dict:
-    """The values a quote template may name, from a report and the seeds' Fmax."""
+def quote_values(report: dict, seeds: dict[str, float],
+                 busy: dict[str, int] | None = None) -> dict:
+    """The values a quote template may name, from a report and the seeds' Fmax.
+
+    Besides the logic cells, flip-flops and Fmax: ``cell_TYPE`` (cells of
+    every type the report counts, e.g. ``cell_TRELLIS_DPR16X4``), and for
+    each collective of ``busy`` (its busy cycles, from a co-simulation)
+    ``busy_NAME`` and ``ns_NAME``, its time at the first seed's Fmax in
+    whole nanoseconds.
+    """
     lc = report["logic_cells"]
     ffs = sum(v["used"] for k, v in report["cells"].items() if k == "TRELLIS_FF")
     values = sorted(seeds.values())
-    return {"cells": lc["used"], "available": lc["available"], "fabric": lc.get("fabric"),
-            "boundary": lc.get("boundary"), "ff": ffs, "fmax": f"{report['fmax_mhz']:.1f}",
-            "seeds": " / ".join(f"{seeds[k]:.1f}" for k in sorted(seeds, key=int)),
-            "fmax_min": f"{values[0]:.1f}", "fmax_max": f"{values[-1]:.1f}"}
+    out = {"cells": lc["used"], "available": lc["available"], "fabric": lc.get("fabric"),
+           "boundary": lc.get("boundary"), "ff": ffs, "fmax": f"{report['fmax_mhz']:.1f}",
+           "seeds": " / ".join(f"{seeds[k]:.1f}" for k in sorted(seeds, key=int)),
+           "fmax_min": f"{values[0]:.1f}", "fmax_max": f"{values[-1]:.1f}"}
+    out.update({f"cell_{k}": v["used"] for k, v in report["cells"].items()})
+    for k, c in (busy or {}).items():
+        out[f"busy_{k}"] = c
+        out[f"ns_{k}"] = f"{c * 1000 / report['fmax_mhz']:.0f}"
+    return out
 
 
 def check_quotes(result: dict, root: Path) -> list[str]:
-    """Quotes of ``result`` missing from their docs (the lines to print)."""
+    """Quotes of ``result`` missing from their docs (the lines to print).
+
+    A result without reports (a new file, not built yet) is one such line.
+    """
+    if not result.get("reports"):
+        return [f"{result['name']}: no reports yet (pipegossip paper fpga-references "
+                f"--update {result['name']} builds it)"]
     first = result["reports"][str(result["seeds"][0])]
     fmax = {str(s): result["reports"][str(s)]["fmax_mhz"] for s in result["seeds"]}
-    values = quote_values(first, fmax)
+    values = quote_values(first, fmax, result.get("busy", {}).get("cycles"))
     missing = []
     for q in result.get("quotes", []):
         text = q["template"].format(**values)
@@ -231,14 +257,19 @@ def cmd_references(args: argparse.Namespace) -> int:
         elif args.check:
             versions = tool_versions()
             for _, r in results:
-                if r.get("check"):
-                    report = _build(r["argv"], r["seeds"][0], progress)
-                    found = drift(r, report, versions)
-                    problems += found
-                    if not found:
-                        print(f"{r['name']}: {report['logic_cells']['used']} "
-                              f"{report['logic_cells']['type']}, "
-                              f"{report['fmax_mhz']:.2f} MHz: as recorded")
+                if not r.get("reports"):  # a new file: check_quotes named it
+                    continue
+                if not r.get("check"):  # N > 8 or ECP5: an hour of build per seed
+                    print(f"{r['name']}: stored, not rebuilt by --check (--update "
+                          f"{r['name']} rebuilds it)")
+                    continue
+                report = _build(r["argv"], r["seeds"][0], progress)
+                found = drift(r, report, versions)
+                problems += found
+                if not found:
+                    print(f"{r['name']}: {report['logic_cells']['used']} "
+                          f"{report['logic_cells']['type']}, "
+                          f"{report['fmax_mhz']:.2f} MHz: as recorded")
     except FlowError as e:
         print(f"pipegossip fpga-references: error: {e}", file=sys.stderr)
         return EXIT_INTERNAL

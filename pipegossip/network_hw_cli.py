@@ -174,3 +174,38 @@ def print_report(report, fmt: str) -> int:
 
 
 __all__ += ["print_report"]
+
+
+def plot_target(args: argparse.Namespace) -> str | None:
+    """``--plot FILE``, checked before any work (one schedule, .png or .svg, writable)."""
+    from .cli import UsageError
+    from .files import check_output_file
+    from .network_plots import MAX_CYCLES, MAX_LINKS
+    if args.plot is None:
+        return None
+    if not args.plot.endswith((".png", ".svg")):
+        raise UsageError(f"--plot {args.plot}: give a .png or .svg file name")
+    if len(args.schedule) != 1:
+        raise UsageError(f"--plot draws one schedule's run; {len(args.schedule)} "
+                         "schedules were given")
+    from .model.schedules.ir import load
+    s = load(args.schedule[0])
+    ports = 2 * s.topology.m
+    if ports > MAX_LINKS or s.rounds_total > MAX_CYCLES:
+        raise UsageError(f"--plot: {args.schedule[0]} has {ports} directed links and "
+                         f"{s.rounds_total} rounds; the picture is limited to {MAX_LINKS} "
+                         f"links and {MAX_CYCLES} rounds")
+    check_output_file(args.plot)
+    return args.plot
+
+
+def write_plot(report, path: str) -> None:
+    """Draw the one schedule's run of ``report`` into ``path`` (:mod:`.network_plots`)."""
+    from .network_plots import plot_network_run
+    (r,) = report.results
+    line = network_cosim_text(report).splitlines()[0]
+    atomic_write(path, plot_network_run(r.program.schedule, r.program, r.record, line,
+                                        path.rsplit(".", 1)[1]))
+
+
+__all__ += ["plot_target", "write_plot"]

@@ -94,6 +94,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--fabric network: words per store bank of the build (as `hw verilog "
                    "--fabric network`); a schedule needing deeper banks is refused with the "
                    "depth it needs; default the store's slots")
+    p.add_argument("--plot", default=None, metavar="FILE.png|svg",
+                   help="--fabric network with one schedule: draw its rounds beside the "
+                   "run's words on every link in every clock cycle and the accumulators, "
+                   "from the record (runs the trace mode: the fast mode keeps no per-cycle "
+                   "record)")
     p.add_argument("--waves", nargs="?", const="vcd", default=None, choices=WAVE_FORMATS,
                    help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
                    "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
@@ -278,7 +283,7 @@ def _cosim_schedule(args: argparse.Namespace) -> int:
 
 def _cosim_network(args: argparse.Namespace) -> int:
     from .cli import UsageError
-    from .network_hw_cli import cosim_network_files, print_report
+    from .network_hw_cli import cosim_network_files, plot_target, print_report, write_plot
 
     refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None), ("--waves", "waves", None),
                         ("--runs", "runs", 1)),
@@ -289,12 +294,17 @@ def _cosim_network(args: argparse.Namespace) -> int:
     if args.simulator == "icarus":
         raise UsageError("--fabric network runs on Verilator; --simulator icarus is not "
                          "supported")
+    plot = plot_target(args)
     report = cosim_network_files(args.schedule, width=args.width, depth=args.depth,
                                  seed=args.word_seed, op=args.op or "sum",
                                  progress=progress_printer("cosim", args.quiet),
-                                 fault=args.fault, mode=args.mode,
+                                 fault=args.fault,
+                                 mode="trace" if plot is not None else args.mode,
                                  bank_depth=args.bank_depth)
-    return print_report(report, args.format)
+    status = print_report(report, args.format)
+    if plot is not None:
+        write_plot(report, plot)
+    return status
 
 
 #: Options of ``cosim --schedule`` alone (the FSM fabric's cosim refuses them).
@@ -312,7 +322,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     if args.fabric == "network":
         return _cosim_network(args)
     refuse_given(args, (("--op", "op", None), ("--fault", "fault", None),
-                        ("--bank-depth", "bank_depth", None)),
+                        ("--bank-depth", "bank_depth", None), ("--plot", "plot", None)),
                  "only to --fabric network")
     if args.fabric == "fsm" and args.schedule:
         raise UsageError("--schedule runs on --fabric schedule or network, not fsm")

@@ -144,3 +144,62 @@ def test_reports_go_with_one_update_only(capsys):
     assert main(["fpga-references", "--update", "fpga-n8-ice40,board-icebreaker-n8",
                  "--reports", "x.json"]) == 2
     assert "one result only" in capsys.readouterr().err
+
+
+def test_check_lists_the_big_results_as_stored_without_building(tmp_path, monkeypatch, capsys):
+    # ECP5 and N > 8 results ("check": false) take an hour or more per build:
+    # --check names them as stored and builds nothing.
+    import pipegossip.fpga_references as refs
+    folder = tmp_path / "docs" / "results"
+    folder.mkdir(parents=True)
+    big = next(x for x in _results() if not x["check"])
+    (folder / "big.json").write_text(json.dumps({**big, "quotes": []}))
+
+    def no_build(*a):
+        raise AssertionError("a stored result was rebuilt")
+    monkeypatch.setattr(refs, "_build", no_build)
+    assert main(["fpga-references", "--check", "--results", str(folder)]) == 0
+    assert capsys.readouterr().out == \
+        f"{big['name']}: stored, not rebuilt by --check (--update {big['name']} rebuilds it)\n"
+
+
+def test_ns_per_collective_and_cell_types_are_quoted_from_the_result(tmp_path):
+    # busy cycles x 1000 / the first seed's Fmax, in whole ns, beside any cell type
+    r = copy.deepcopy(next(x for x in _results() if x["name"] == "fpga-n8-ice40"))
+    fmax = r["reports"]["1"]["fmax_mhz"]
+    r["busy"] = {"command": "pipegossip sim cosim ...", "cycles": {"gossip": 22, "polling": 7}}
+    r["quotes"] = [{"file": "doc.md", "template": "{busy_gossip}: {ns_gossip} ns, {ns_polling} "
+                    "ns, {cell_ICESTORM_LC} LC"}]
+    lc = r["reports"]["1"]["cells"]["ICESTORM_LC"]["used"]
+    (tmp_path / "doc.md").write_text(
+        f"took 22: {round(22000 / fmax)} ns, {round(7000 / fmax)} ns, {lc} LC here")
+    assert check_quotes(r, tmp_path) == []
+    r["busy"]["cycles"]["polling"] = 8
+    assert len(check_quotes(r, tmp_path)) == 1
+
+
+def test_a_new_result_file_is_filled_by_update_with_reports(tmp_path, capsys):
+    # A row is added as a file without reports (its command, seeds, quotes);
+    # --quotes names it until `--update NAME --reports` takes the finished build.
+    from pipegossip.fpga_references import _job
+    from pipegossip.hw.fpga.flow import bare_digest
+    folder = tmp_path / "docs" / "results"
+    folder.mkdir(parents=True)
+    r = next(x for x in _results() if x["name"] == "fpga-n8-ice40")
+    new = {k: v for k, v in r.items() if k not in ("reports", "tools", "date")}
+    new.update(name="new-row", seeds=[1], quotes=[{"file": "doc.md", "template": "{cells} LC"}])
+    (folder / "new-row.json").write_text(json.dumps(new))
+    (tmp_path / "doc.md").write_text(f"{r['reports']['1']['logic_cells']['used']} LC")
+    assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 1
+    assert "new-row: no reports yet" in capsys.readouterr().out
+    assert main(["fpga-references", "--check", "--results", str(folder), "--quiet"]) == 1
+    capsys.readouterr()
+    report = {**r["reports"]["1"], "pnr_seed": 1, "seconds": 9.0,
+              "design_digest": bare_digest(_job(r["argv"], 1))}
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    assert main(["fpga-references", "--update", "new-row", "--reports",
+                 str(tmp_path / "report.json"), "--results", str(folder)]) == 0
+    got = json.loads((folder / "new-row.json").read_text())
+    assert set(got["reports"]) == {"1"} and "seconds" not in got["reports"]["1"]
+    assert got["tools"] == tool_versions() and got["date"]
+    assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 0
