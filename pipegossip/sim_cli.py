@@ -84,6 +84,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(docs/network-fabric.md), needs --schedule")
     p.add_argument("--op", choices=("sum", "xor"), default=None,
                    help="--fabric network: the accumulators' operation; default sum")
+    p.add_argument("--store", choices=("banks", "single"), default=None,
+                   help="--fabric network: the nodes' item store (banks, default; single: "
+                   "one flip-flop store per node, as `hw fpga` builds for iCE40)")
     p.add_argument("--fault", choices=("drop", "misroute", "combine"), default=None,
                    help="--fabric network: load every program with this fault (a receive "
                    "dropped, a send moved to the next link, a combine flipped); the judge "
@@ -279,7 +282,7 @@ def _cosim_network(args: argparse.Namespace) -> int:
     report = cosim_network_files(args.schedule, width=args.width, depth=args.depth,
                                  seed=args.word_seed, op=args.op or "sum",
                                  progress=progress_printer("cosim", args.quiet),
-                                 fault=args.fault)
+                                 fault=args.fault, store=args.store or "banks")
     return print_report(report, args.format)
 
 
@@ -297,8 +300,8 @@ def cmd_cosim(args: argparse.Namespace) -> int:
             raise UsageError("--simulator amaranth runs only --schedule on the schedule fabric")
     if args.fabric == "network":
         return _cosim_network(args)
-    refuse_given(args, (("--op", "op", None), ("--fault", "fault", None)),
-                 "only to --fabric network")
+    refuse_given(args, (("--op", "op", None), ("--fault", "fault", None),
+                        ("--store", "store", None)), "only to --fabric network")
     if args.fabric == "fsm" and args.schedule:
         raise UsageError("--schedule runs on --fabric schedule or network, not fsm")
     if args.fabric == "schedule" and not args.schedule:

@@ -32,7 +32,7 @@ __all__ = ["build_network_fabric", "run_network_build", "cosim_network", "TOP"]
 def _slug(program: NetworkProgram, size: NetworkSize) -> str:
     params = "-".join(str(v) for k, v in program.topology.params.items() if k != "edges")
     return (f"net-{program.topology.name}{params}-{program.op}-w{size.width}-d{size.depth}"
-            f"-s{size.slots}")
+            f"-s{size.slots}" + ("" if size.store == "banks" else f"-{size.store}"))
 
 
 def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
@@ -46,7 +46,7 @@ def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
         The toolchain failed.
     """
     verilog = network_verilog_text(program.topology, size.width, size.depth, size.slots,
-                                   program.op, name=TOP)
+                                   program.op, name=TOP, store=size.store)
     return build_program_fabric(size, verilog, network_ports(size), _slug(program, size),
                                 "network", TOP, root=root, progress=progress)
 
@@ -64,7 +64,8 @@ def run_network_build(b: ScheduleBuild, programs: Sequence[NetworkProgram], *, s
 def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
                   depth: int | None = None, seed: int = 0, op: str = "sum",
                   simulator: str = "verilator", root: Path | None = None,
-                  progress: Progress | None = None, fault: str | None = None) -> CosimReport:
+                  progress: Progress | None = None, fault: str | None = None,
+                  store: str = "banks") -> CosimReport:
     """Compile, build once per topology, run and judge every schedule.
 
     Parameters
@@ -76,6 +77,8 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
     fault : str, optional
         Load every program with this fault (:data:`~.run.FAULTS`):
         the judge must find it.
+    store : {"banks", "single"}
+        The nodes' item store (:data:`~pipegossip.hw.ports.STORES`).
 
     Raises
     ------
@@ -101,9 +104,10 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
             jobs = [network_job(nm, p, seed, faulty_writes(p, fault, seed))
                     for nm, p in zip(names, programs)]
         if simulator == "amaranth":
-            records = run_network_amaranth(programs, seed=seed, names=names, jobs=jobs)
+            records = run_network_amaranth(programs, seed=seed, names=names, jobs=jobs,
+                                           store=store)
         else:
-            size = network_size(programs[0].topology, width, d, slots)
+            size = network_size(programs[0].topology, width, d, slots, store=store)
             b = build_network_fabric(programs[0], size, root=root, progress=progress)
             report.builds.append(b)
             records = run_network_build(b, programs, seed=seed, names=names, jobs=jobs)
