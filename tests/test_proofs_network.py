@@ -59,6 +59,15 @@ def test_each_mutant_fails(tmp_path, name, mutant):
     assert r.result == "FAIL", r
 
 
+@pytest.mark.parametrize("mutant", [None, "drop"])
+def test_the_single_store_passes_the_same_proof_and_its_mutant_fails(tmp_path, mutant):
+    program = compile_network(CASES["path4-gossip"](), width=PROOF_WIDTH)
+    job = network_job(program, "path4-gossip", mutant, store="single")
+    assert job.name.endswith("store=single") and job.design()._store == "single"
+    (r,) = run_jobs([job], tmp_path, timeout=1200)
+    assert r.result == ("FAIL" if mutant else "PASS"), r
+
+
 # --- from the command line ----------------------------------------------------
 
 def test_cli_proves_the_path_allreduce_that_forwards_stored_words(tmp_path, capsys):
