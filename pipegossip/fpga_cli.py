@@ -218,8 +218,10 @@ def _prepare_job(args: argparse.Namespace):
                      "loaded at run time")
         topo = network_topology(args)
         depth = 64 if args.depth is None else args.depth
-        # the store defaults to the device's (NETWORK_STORE): single on iCE40, banks on ECP5
-        store = args.store or NETWORK_STORE[DEVICES[args.device or "ice40-up5k"].family]
+        # the store defaults to the device's (NETWORK_STORE: single on iCE40, banks on
+        # ECP5), unless --bank-depth asks for banks
+        store = args.store or ("banks" if args.bank_depth is not None else
+                               NETWORK_STORE[DEVICES[args.device or "ice40-up5k"].family])
         check_network_size(topo, args.width, depth, args.slots or topo.n,
                            f"the network fabric of {topo.name} (N={topo.n:,}), width "
                            f"{args.width}, depth {depth:,}", args.bank_depth, store)

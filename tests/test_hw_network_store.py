@@ -116,6 +116,22 @@ def test_the_fpga_build_picks_the_device_s_store():
     assert prepare_network(HC3, depth=8, device="ice40-up5k").slug.endswith("-d8-single")
 
 
+def test_fpga_bank_depth_asks_for_banks_on_ice40_too():
+    from pipegossip.cli import build_parser
+    from pipegossip.fpga_cli import _prepare_job
+
+    def store(*extra):
+        argv = ["hw", "fpga", "--fabric", "network", "--topology", "hypercube", "--k", "3",
+                "--depth", "8", "-o", "f", *extra]
+        job, _ = _prepare_job(build_parser(argv).parse_args(argv))
+        return job.config.store, job.config.bank_depth
+
+    assert store("--bank-depth", "4") == ("banks", 4)
+    assert store() == ("single", None)
+    assert store("--device", "ecp5-25k") == ("banks", None)
+    assert store("--device", "ecp5-25k", "--store", "single") == ("single", None)
+
+
 def pg(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "pipegossip", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=600)
@@ -135,8 +151,8 @@ def test_verilog_names_the_single_store_and_the_banked_header_is_unchanged(tmp_p
 @pytest.mark.parametrize("argv, words", [
     (["hw", "verilog", "--fabric", "network", "--topology", "path", "--n", "4", "--store",
       "single", "--bank-depth", "2", "-o", "x.v"], "--bank-depth applies to --store banks only"),
-    (["hw", "fpga", "--fabric", "network", "--topology", "path", "--n", "4", "--bank-depth",
-      "2", "-o", "f"], "--bank-depth applies to --store banks only"),
+    (["hw", "fpga", "--fabric", "network", "--topology", "path", "--n", "4", "--store",
+      "single", "--bank-depth", "2", "-o", "f"], "--bank-depth applies to --store banks only"),
     (["hw", "verilog", "--fabric", "schedule", "--n", "4", "--store", "single", "-o", "x.v"],
      "--store applies only to --fabric network"),
     (["sim", "cosim", "--schedule", "s.json", "--store", "single"],
