@@ -328,18 +328,26 @@ __all__ += ["ScheduleSize", "SchedulePortSpec", "SCHEDULE_PORTS", "schedule_port
 # node (a node's end of a link: ``tx__5__word``) and one accumulator per node.
 
 
+#: The network fabric's item stores (``pipegossip.hw.network.store``): ``banks`` (one
+#: bank per link and one for the loaded items, RAM with asynchronous reads) or
+#: ``single`` (one store of ``slots`` words in flip-flops, for devices without such RAM).
+STORES = ("banks", "single")
+
+
 @dataclass(frozen=True)
 class NetworkSize(ScheduleSize):
     """The parameters that size every port of a network fabric.
 
     As :class:`ScheduleSize`, plus ``ports`` (link ends: twice the edges),
-    ``entry_width`` (the widest node's program entry) and ``bank_depth``
-    (words per store bank, ``None`` for ``slots``).
+    ``entry_width`` (the widest node's program entry), ``bank_depth``
+    (words per store bank, ``None`` for ``slots``) and ``store`` (the
+    nodes' item store, one of :data:`STORES`; the ports do not depend on it).
     """
 
     ports: int = 0
     entry_width: int = 1
     bank_depth: int | None = None  # words per store bank; None: ``slots``
+    store: str = "banks"  # the nodes' item store (:data:`STORES`)
 
     @property
     def entry_bits(self) -> int:
@@ -394,4 +402,4 @@ def network_ports(size: NetworkSize) -> list[Port]:
     return out
 
 
-__all__ += ["NetworkSize", "NetworkPortSpec", "NETWORK_PORTS", "network_ports"]
+__all__ += ["NetworkSize", "NetworkPortSpec", "NETWORK_PORTS", "network_ports", "STORES"]

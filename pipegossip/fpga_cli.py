@@ -25,7 +25,7 @@ from .sweep import SweepOptions, add_sweep_arguments, run_sweep
 from .sweep_cli import print_failures
 from .hw.fpga.compare import (DEFAULT_TARGETS, Target, compare_markdown, parse_targets,
                               run_compare, write_compare)
-from .hw.fpga.devices import BOARDS, DEVICES
+from .hw.fpga.devices import BOARDS, DEVICES, NETWORK_STORE
 from .hw.fpga.flow import FABRICS, prepare, prepare_network, prepare_schedule, run_flow
 from .files import OutputKind, mark_output_dir
 from .files import check_output_dir as files_check_output_dir
@@ -218,12 +218,17 @@ def _prepare_job(args: argparse.Namespace):
                      "loaded at run time")
         topo = network_topology(args)
         depth = 64 if args.depth is None else args.depth
+        # the store defaults to the device's (NETWORK_STORE: single on iCE40, banks on
+        # ECP5), unless --bank-depth asks for banks
+        store = args.store or ("banks" if args.bank_depth is not None else
+                               NETWORK_STORE[DEVICES[args.device or "ice40-up5k"].family])
         check_network_size(topo, args.width, depth, args.slots or topo.n,
                            f"the network fabric of {topo.name} (N={topo.n:,}), width "
-                           f"{args.width}, depth {depth:,}", args.bank_depth)
+                           f"{args.width}, depth {depth:,}", args.bank_depth, store)
         return prepare_network(topo, args.width, depth, args.slots, args.op or "sum",
                                device=args.device, clock_mhz=args.clock,
-                               pnr_seed=args.pnr_seed, bank_depth=args.bank_depth), None
+                               pnr_seed=args.pnr_seed, bank_depth=args.bank_depth,
+                               store=store), None
     refuse_given(args, NETWORK_OPTIONS, "to --fabric network only")
     if args.fabric == "schedule":
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),

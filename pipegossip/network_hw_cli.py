@@ -19,11 +19,12 @@ __all__ = ["add_network_arguments", "NETWORK_OPTIONS", "write_network_verilog",
 
 #: Options only ``--fabric network`` takes, as :func:`~.options.refuse_given` takes them.
 NETWORK_OPTIONS = (("--topology", "topology", None), ("--k", "k", None), ("--a", "a", None),
-                   ("--b", "b", None), ("--op", "op", None), ("--bank-depth", "bank_depth", None))
+                   ("--b", "b", None), ("--op", "op", None), ("--bank-depth", "bank_depth", None),
+                   ("--store", "store", None))
 
 
 def add_network_arguments(p: argparse.ArgumentParser) -> None:
-    """``--topology``, ``--k``, ``--a``, ``--b``, ``--op``, ``--bank-depth`` of ``--fabric network``.
+    """``--topology``, ``--k``, ``--a``, ``--b``, ``--op``, ``--bank-depth``, ``--store``.
 
     Each is None when not given.
     """
@@ -41,6 +42,11 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
                    help="--fabric network: words per store bank (every node keeps what "
                    "arrives on each link in that link's bank, its loaded items in its own); "
                    "default --slots. `check` prints the bank depth a schedule needs")
+    g.add_argument("--store", choices=("banks", "single"), default=None,
+                   help="--fabric network: the nodes' item store: banks (one per link, RAM "
+                   "with unclocked reads) or single (one flip-flop store per node); the "
+                   "same ports, cycles and results. Default banks; `hw fpga`: single on "
+                   "iCE40, banks on ECP5")
 
 
 def network_topology(args: argparse.Namespace):
@@ -53,24 +59,30 @@ def network_topology(args: argparse.Namespace):
 
 
 def check_network_size(topology, width: int, depth: int, slots: int, what: str,
-                       bank_depth: int | None = None) -> None:
+                       bank_depth: int | None = None, store: str | None = None) -> None:
     """Refuse, before any work, a network fabric over the ``fabric-bits`` budget.
 
     Counted: every node's program memory (depth entries of its layout), its
     store banks (degree + 1 banks of ``bank_depth`` words, default
-    ``slots``), and the links (two words per edge).
+    ``slots``; the single store: ``slots`` words), and the links (two words
+    per edge). UsageError for ``--bank-depth`` with ``--store single``.
     """
+    if store == "single" and bank_depth is not None:
+        from .cli import UsageError
+        raise UsageError("--bank-depth applies to --store banks only (the single store "
+                         "holds --slots words)")
     from .limits import check_budget
     from .model.schedules.network_program import NetworkLayout
     degrees = [len(topology.neighbours(v)) for v in range(topology.n)]
     entry = sum(NetworkLayout(d, slots, bank_depth).width for d in degrees)
-    banks = sum(d + 1 for d in degrees) * (bank_depth or slots)
+    banks = (topology.n * slots if store == "single"
+             else sum(d + 1 for d in degrees) * (bank_depth or slots))
     check_budget("fabric-bits", depth * entry + banks * width + 2 * topology.m * width, what)
 
 
 def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64,
                           slots: int | None = None, op: str = "sum",
-                          bank_depth: int | None = None) -> None:
+                          bank_depth: int | None = None, store: str = "banks") -> None:
     """Write the network fabric's Verilog to ``output`` (``-``: stdout)."""
     from .hw.network.export import network_verilog_text
     from .model.errors import ConfigError
@@ -79,9 +91,10 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                           f"at most complete(64)")
     check_network_size(topology, width, depth, slots or topology.n,
                        f"the network fabric of {topology.name} (N={topology.n:,}), width "
-                       f"{width}, depth {depth:,}", bank_depth)
+                       f"{width}, depth {depth:,}", bank_depth, store)
     try:
-        text = network_verilog_text(topology, width, depth, slots, op, bank_depth=bank_depth)
+        text = network_verilog_text(topology, width, depth, slots, op, bank_depth=bank_depth,
+                                    store=store)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)
@@ -89,8 +102,8 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
 
 def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
                         seed: int = 0, op: str = "sum", simulator: str = "verilator",
-                        progress=None, fault: str | None = None, mode: str = "trace",
-                        bank_depth: int | None = None):
+                         progress=None, fault: str | None = None, mode: str = "trace",
+                         bank_depth: int | None = None, store: str = "banks"):
     """Load, check and co-simulate schedule files on the network fabric of each topology.
 
     Raises
@@ -103,17 +116,22 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
     from .model.schedules.ir import load
     from .model.schedules.validate import check
     from .sim.network.cosim import cosim_network
+    if store == "single" and bank_depth is not None:
+        from .cli import UsageError
+        raise UsageError("--bank-depth applies to --store banks only (the single store "
+                         "holds --slots words)")
     schedules = []
     for f in files:
         s = load(f)
         check(s)
         if depth is not None:
             check_network_size(s.topology, width, depth, s.n,
-                               f"the network fabric for {f} with depth {depth:,}", bank_depth)
+                               f"the network fabric for {f} with depth {depth:,}", bank_depth,
+                               store)
         schedules.append((str(f), s))
     return cosim_network(schedules, width=width, depth=depth, seed=seed, op=op,
                          simulator=simulator, progress=progress, fault=fault, mode=mode,
-                         bank_depth=bank_depth)
+                         bank_depth=bank_depth, store=store)
 
 
 def network_cosim_text(report) -> str:

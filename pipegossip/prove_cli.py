@@ -245,6 +245,8 @@ def _network_prove(args: argparse.Namespace) -> int:
     refuse_given(args, (*FSM_OPTIONS, ("--only", "only", None)), "only to --fabric fsm")
     refuse_given(args, (("--schedule-family", "schedule_family", None),
                         ("--words", "words", "free")), "only to --fabric schedule")
+    refuse_given(args, (("--bank-depth", "bank_depth", None),),
+                 "only to hw verilog and hw fpga (a proof's banks hold every slot)")
     if args.mode != "bmc":
         raise UsageError("--mode prove: the network fabric is proved by bounded model checking "
                          "over the load, the run and the read-back (--mode bmc)")
@@ -264,7 +266,8 @@ def _network_prove(args: argparse.Namespace) -> int:
             network_harness_writes(program, args.mutate)
         except ValueError as e:
             raise UsageError(f"--mutate {args.mutate}: {e}") from None
-    return _run(args, [network_job(program, label, args.mutate, args.depth)])
+    return _run(args, [network_job(program, label, args.mutate, args.depth,
+                                   args.store or "banks")])
 
 
 def cmd_prove(args: argparse.Namespace) -> int:

@@ -84,6 +84,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(docs/network-fabric.md), needs --schedule")
     p.add_argument("--op", choices=("sum", "xor"), default=None,
                    help="--fabric network: the accumulators' operation; default sum")
+    p.add_argument("--store", choices=("banks", "single"), default=None,
+                   help="--fabric network: the nodes' item store (banks, default; single: "
+                   "one flip-flop store per node, as `hw fpga` builds for iCE40)")
     p.add_argument("--fault", choices=("drop", "misroute", "combine", "word", "acc",
                                         "directory"), default=None,
                    help="--fabric network: load every program with this fault (a receive "
@@ -300,7 +303,7 @@ def _cosim_network(args: argparse.Namespace) -> int:
                                  progress=progress_printer("cosim", args.quiet),
                                  fault=args.fault,
                                  mode="trace" if plot is not None else args.mode,
-                                 bank_depth=args.bank_depth)
+                                 bank_depth=args.bank_depth, store=args.store or "banks")
     status = print_report(report, args.format)
     if plot is not None:
         write_plot(report, plot)
@@ -322,7 +325,8 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     if args.fabric == "network":
         return _cosim_network(args)
     refuse_given(args, (("--op", "op", None), ("--fault", "fault", None),
-                        ("--bank-depth", "bank_depth", None), ("--plot", "plot", None)),
+                        ("--bank-depth", "bank_depth", None), ("--plot", "plot", None),
+                        ("--store", "store", None)),
                  "only to --fabric network")
     if args.fabric == "fsm" and args.schedule:
         raise UsageError("--schedule runs on --fabric schedule or network, not fsm")

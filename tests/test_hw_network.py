@@ -218,11 +218,13 @@ def test_bad_parameters_are_refused():
 ALLOWED = {"DECLFILENAME", "PROCASSINIT", "UNUSEDSIGNAL"}
 
 
-@pytest.mark.parametrize("topo", [topology("path", n=4), topology("hypercube", k=3)])
-def test_verilator_lint_reports_only_the_waived_warnings(tmp_path, topo):
+@pytest.mark.parametrize("topo, store", [(topology("path", n=4), "banks"),
+                                         (topology("hypercube", k=3), "banks"),
+                                         (topology("hypercube", k=3), "single")])
+def test_verilator_lint_reports_only_the_waived_warnings(tmp_path, topo, store):
     use_verilator()
     path = tmp_path / "pipegossip_network_fabric.v"
-    path.write_text(network_verilog_text(topo, 8, 16))
+    path.write_text(network_verilog_text(topo, 8, 16, store=store))
     proc = subprocess.run(["verilator", "--lint-only", "-Wall", str(path)],
                           capture_output=True, text=True)
     found = re.findall(r"^%(Warning-[A-Z_]+|Error[^:]*): (.*)$", proc.stderr, re.M)

@@ -59,6 +59,21 @@ def test_each_mutant_fails(tmp_path, name, mutant):
     assert r.result == "FAIL", r
 
 
+def test_cli_proves_the_single_store(tmp_path):
+    rc, [r] = _cli(tmp_path, "--topology", "path", "--n", "4", "--primitive", "gossip",
+                   "--store", "single")
+    assert (rc, r["result"]) == (0, "PASS") and r["name"].endswith("store=single"), r
+
+
+@pytest.mark.parametrize("mutant", [None, "drop"])
+def test_the_single_store_passes_the_same_proof_and_its_mutant_fails(tmp_path, mutant):
+    program = compile_network(CASES["path4-gossip"](), width=PROOF_WIDTH)
+    job = network_job(program, "path4-gossip", mutant, store="single")
+    assert job.name.endswith("store=single") and job.design()._store == "single"
+    (r,) = run_jobs([job], tmp_path, timeout=1200)
+    assert r.result == ("FAIL" if mutant else "PASS"), r
+
+
 # --- from the command line ----------------------------------------------------
 
 def test_cli_proves_the_path_allreduce_that_forwards_stored_words(tmp_path, capsys):
@@ -129,6 +144,8 @@ def test_cli_takes_a_schedule_file_on_its_own_topology(tmp_path):
     (["--k", "3", "--primitive", "gossip"], "--k applies only with --topology"),
     (["--topology", "shuffle_exchange", "--k", "3", "--primitive", "allreduce"],
      "split or recombine"),
+    (["--topology", "path", "--n", "4", "--primitive", "gossip", "--bank-depth", "2"],
+     "--bank-depth applies only to hw verilog and hw fpga"),
 ])
 def test_bad_usage_is_refused_before_any_proof(args, needle, capsys, tmp_path):
     assert main(["prove", "--fabric", "network", "-o", str(tmp_path / "p"), *args]) == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Device", "Board", "DEVICES", "BOARDS"]
+__all__ = ["Device", "Board", "DEVICES", "BOARDS", "NETWORK_STORE"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,12 @@ BOARDS: dict[str, Board] = {
                             "top.bit", "openFPGALoader -b ulx3s top.bit")
        for k in (12, 25, 45, 85)},
 }
+
+#: The network fabric's item store per family (``pipegossip.hw.network.store``): ECP5's
+#: LUT RAM reads without a clock, so every bank becomes RAM; iCE40 has only clocked
+#: EBR, its banks would be flip-flops holding more words than the one store's slots
+#: (hypercube(3), depth 8: docs/network-fabric.md).
+NETWORK_STORE = {"ice40": "single", "ecp5": "banks"}
 
 #: nextpnr tool, Yosys synthesis command and "unconstrained pins are fine"
 #: option per family (the bare build places its two pins anywhere).

@@ -42,7 +42,8 @@ from ... import __version__
 from ...files import atomic_directory, atomic_write
 from ...model.config import RunConfig
 from ..ports import ScheduleSize
-from .devices import _ALLOW_UNCONSTRAINED, _NEXTPNR, _SYNTH, BOARDS, DEVICES, Board, Device
+from .devices import (_ALLOW_UNCONSTRAINED, _NEXTPNR, _SYNTH, BOARDS, DEVICES, NETWORK_STORE,
+                      Board, Device)
 from .outputs import _TOOL_TAG, FPGA_OUTPUT, REPORT_NAME, _adopt_earlier_output, check_output_dir
 from .pll import ecp5_pll_params, ice40_pll_params
 from .reports import _attribute, _logic_cells, _synth_cells, summarise_report
@@ -100,7 +101,8 @@ class FlowJob:
             z = self.config
             params = "-".join(str(v) for k, v in topo.params.items() if k != "edges")
             bank = "" if z.bank_depth is None else f"-b{z.bank_depth}"
-            return f"network-{topo.name}{params}-{op}-d{z.depth}{bank}"
+            store = "" if z.store == "banks" else f"-{z.store}"
+            return f"network-{topo.name}{params}-{op}-d{z.depth}{bank}{store}"
         if isinstance(self.config, ScheduleSize):
             z = self.config
             return f"schedule-n{z.n}-d{z.depth}" + (f"-s{z.slots}" if z.slots != z.n else "")
@@ -113,7 +115,8 @@ class FlowJob:
             z = self.config
             return (f"network fabric {self.network[0].name} n={z.n} ports={z.ports} "
                     f"depth={z.depth} slots={z.slots} "
-                    f"bank_depth={z.bank_depth or z.slots} op={self.network[1]}")
+                    + (f"bank_depth={z.bank_depth or z.slots}" if z.store == "banks"
+                       else f"store={z.store}") + f" op={self.network[1]}")
         if isinstance(self.config, ScheduleSize):
             z = self.config
             return f"schedule fabric n={z.n} depth={z.depth} slots={z.slots}"
@@ -127,7 +130,7 @@ class FlowJob:
                    "slots": z.slots}
             if self.network is not None:
                 out.update(topology=self.network[0].to_json(), op=self.network[1],
-                           bank_depth=z.bank_depth or z.slots)
+                           bank_depth=z.bank_depth or z.slots, store=z.store)
             return out
         return self.config.to_json()
 
@@ -207,8 +210,11 @@ def prepare_schedule(n: int, width: int = 8, depth: int = 64, slots: int | None 
 def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None = None,
                     op: str = "sum", device: str | None = None,
                     clock_mhz: float | None = None, pnr_seed: int = 1,
-                    bank_depth: int | None = None) -> FlowJob:
+                    bank_depth: int | None = None, store: str | None = None) -> FlowJob:
     """A bare build of the network fabric of ``topology``, as :func:`prepare_schedule`.
+
+    ``store`` (:data:`~pipegossip.hw.ports.STORES`) defaults to the device's
+    (:data:`~.devices.NETWORK_STORE`: one flip-flop store on iCE40, banks on ECP5).
 
     Raises
     ------
@@ -220,7 +226,8 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
     from .bare_top import BareTop
 
     dev = _check_target(device, None, clock_mhz, pnr_seed)
-    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth)
+    store = NETWORK_STORE[dev.family] if store is None else store
+    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store)
     top = BareTop(fabric, name="fabric")
     return FlowJob(fabric.size, width, dev, None, clock_mhz, pnr_seed, True, top,
                    network=(topology, op))

@@ -17,7 +17,7 @@ TOP = "pipegossip_network_fabric"
 
 def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
                          slots: int | None = None, op: str = "sum", name: str = TOP,
-                         bank_depth: int | None = None) -> str:
+                         bank_depth: int | None = None, store: str = "banks") -> str:
     """The Verilog of the network fabric of ``topology`` (byte-for-byte reproducible).
 
     Ports are those of :data:`~pipegossip.hw.ports.NETWORK_PORTS` with nested
@@ -30,10 +30,13 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
         A bad size, operation or module name.
     """
     check_module_name(name)
-    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth)
+    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store)
     z = fabric.size
     text = plain_internal_names(verilog.convert(fabric, name=name, emit_src=False))
     params = ", ".join(f"{k}={v}" for k, v in topology.params.items() if k != "edges")
     return (f"// pipegossip {__version__} network fabric\n"
             f"// topology={topology.name}({params}) n={z.n} ports={z.ports} width={z.width} "
-            f"depth={z.depth} slots={z.slots} bank_depth={z.bank_depth or z.slots} op={op}\n" + text)
+            f"depth={z.depth} slots={z.slots} "
+            # the banked store's header is unchanged, so its texts (and build caches) are too
+            + (f"bank_depth={z.bank_depth or z.slots} op={op}" if store == "banks"
+               else f"op={op} store={store}") + "\n" + text)

@@ -8,7 +8,7 @@ from amaranth.lib import wiring
 from ...model.schedules.network_program import OPS, NetworkLayout, links_of
 from ...model.schedules.topologies import Topology
 from ..params import check_int
-from ..ports import NETWORK_PORTS, NetworkSize, Port
+from ..ports import NETWORK_PORTS, STORES, NetworkSize, Port
 from ..schedule.fabric import (LATENCY, LoadKind, drive_read_back, program_sequencer,
                                table_signature)
 from .node import NetworkNode
@@ -25,14 +25,16 @@ MAX_PORTS = 1 << 14
 
 
 def network_size(topology: Topology, width: int = 8, depth: int = 64,
-                 slots: int | None = None, bank_depth: int | None = None) -> NetworkSize:
+                 slots: int | None = None, bank_depth: int | None = None,
+                 store: str = "banks") -> NetworkSize:
     """Check the parameters and return the size (``slots`` defaults to ``n``, ``bank_depth``
     to ``slots``).
 
     Raises
     ------
     TypeError, ValueError
-        A bad width, depth or slot count, a node without links, too many ports.
+        A bad width, depth or slot count, a node without links, too many ports, an
+        unknown store or a bank depth for the single store.
     """
     if not isinstance(topology, Topology):
         raise TypeError(f"NetworkFabric topology must be a Topology, not {topology!r}")
@@ -40,8 +42,14 @@ def network_size(topology: Topology, width: int = 8, depth: int = 64,
     check_int("NetworkFabric", "depth", depth, 1)
     slots = topology.n if slots is None else slots
     check_int("NetworkFabric", "slots", slots, 1)
+    if store not in STORES:
+        raise ValueError(f"NetworkFabric store must be one of {', '.join(STORES)}, "
+                         f"not {store!r}")
     if bank_depth is not None:
         check_int("NetworkFabric", "bank_depth", bank_depth, 1)
+        if store != "banks":
+            raise ValueError("NetworkFabric bank depth applies to the banked store only, "
+                             f"not store={store!r}")
     ports = 2 * topology.m
     if ports > MAX_PORTS:
         raise ValueError(f"NetworkFabric of {topology.name} has {ports} link ends, more than "
@@ -51,7 +59,7 @@ def network_size(topology: Topology, width: int = 8, depth: int = 64,
     if lonely:
         raise ValueError(f"NetworkFabric: node {lonely[0]} of {topology.name} has no link")
     entry = max(NetworkLayout(len(x), slots, bank_depth).width for x in links)
-    return NetworkSize(topology.n, width, depth, slots, ports, entry, bank_depth)
+    return NetworkSize(topology.n, width, depth, slots, ports, entry, bank_depth, store)
 
 
 def network_signature(size: NetworkSize) -> wiring.Signature:
@@ -93,6 +101,10 @@ class NetworkFabric(wiring.Component):
         Words per store bank (default ``slots``): each node keeps what
         arrives on a link in that link's bank, its loaded items in its own
         (:class:`~.node.NetworkNode`); programs must be compiled with the same.
+    store : {"banks", "single"}
+        The nodes' item store (:mod:`.store`): banks (RAM with asynchronous
+        reads, e.g. ECP5's LUT RAM) or one flip-flop store per node (iCE40).
+        Ports, latencies and what the fabric computes are the same.
 
     Attributes
     ----------
@@ -127,10 +139,11 @@ class NetworkFabric(wiring.Component):
     """
 
     def __init__(self, topology: Topology, width: int = 8, depth: int = 64,
-                 slots: int | None = None, op: str = "sum", bank_depth: int | None = None):
+                 slots: int | None = None, op: str = "sum", bank_depth: int | None = None,
+                 store: str = "banks"):
         if op not in OPS:
             raise ValueError(f"NetworkFabric op must be one of {', '.join(OPS)}, not {op!r}")
-        self._size = network_size(topology, width, depth, slots, bank_depth)
+        self._size = network_size(topology, width, depth, slots, bank_depth, store)
         self._topology, self._op = topology, op
         super().__init__(network_signature(self._size))
 
@@ -150,8 +163,8 @@ class NetworkFabric(wiring.Component):
         offsets = [0]
         for x in links:
             offsets.append(offsets[-1] + len(x))
-        nodes = [NetworkNode(len(links[v]), z.width, z.depth, z.slots, self._op, z.bank_depth)
-                 for v in range(n)]
+        nodes = [NetworkNode(len(links[v]), z.width, z.depth, z.slots, self._op, z.bank_depth,
+                             z.store) for v in range(n)]
         for v, node in enumerate(nodes):
             m.submodules[f"node{v}"] = node
         seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n)
@@ -167,6 +180,7 @@ class NetworkFabric(wiring.Component):
                 node.prog_we.eq(mine & seq.kind[LoadKind.PROGRAM]),
                 node.prog_addr.eq(ld.addr), node.prog_data.eq(ld.data),
                 node.item_we.eq(mine & seq.kind[LoadKind.ITEM]), node.item_data.eq(ld.data),
+                node.item_slot.eq(ld.addr),
                 node.dir_we.eq(directory & seq.node_sel[v]), node.dir_slot.eq(ld.addr),
                 node.dir_data.eq(ld.data[:node.layout.dir_width]),
                 node.acc_we.eq(mine & seq.kind[LoadKind.ACC]), node.acc_data.eq(ld.data),

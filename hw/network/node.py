@@ -1,4 +1,4 @@
-"""One node of the network fabric: banked item store, directory, accumulator, program."""
+"""One node of the network fabric: item store (banked or single), accumulator, program."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.schedules.network_program import OPS, NetworkLayout
 from ..params import check_int
-from ..schedule.node import select_by
+from .store import STORES, banked_store, single_store
 
 __all__ = ["NetworkNode"]
 
 
 class NetworkNode(wiring.Component):
-    """A node with ``degree`` links: banked item store, directory, accumulator, program.
+    """A node with ``degree`` links: item store, accumulator, program.
 
     The same two-stage pipeline behind the fabric's program fetch as the
     schedule fabric's node (all nodes in lockstep):
@@ -31,15 +31,20 @@ class NetworkNode(wiring.Component):
       the accumulator restarts from the identity 0 before that cycle's
       arrivals are combined (the word sent this cycle is the old one).
 
-    **Store.** One bank per link and one for the loaded items (bank
-    ``degree``), ``bank_depth`` words each, one write port each, so that
-    every bank maps to RAM (LUT RAM on ECP5, one copy per read port); bank
-    ``b`` is filled in order: its k-th write since ``clear`` goes to address k
-    (a counter per bank; the compiler, :func:`~pipegossip.model.schedules.
-    network_banks.assign_banks`, places words the same way). The
+    **Store** (``store``, :mod:`.store`; the ports and latencies are the
+    same for both). ``"banks"``: one bank per link and one for the loaded
+    items (bank ``degree``), ``bank_depth`` words each, one write port each,
+    so that every bank maps to RAM (LUT RAM on ECP5, one copy per read
+    port); bank ``b`` is filled in order: its k-th write since ``clear`` goes
+    to address k (a counter per bank; the compiler, :func:`~pipegossip.model.
+    schedules.network_banks.assign_banks`, places words the same way). The
     **directory** (slot -> valid, bank, address; loaded while idle) serves
     the read-back by slot: a slot is held when its directory entry is valid
-    and its bank has had more writes than its address.
+    and its bank has had more writes than its address. ``"single"``: one
+    store of ``slots`` words in flip-flops, read by ``txslot`` and written by
+    ``rxslot`` and by the load at ``item_slot``, a held bit per slot; the
+    program's bank fields and the directory writes are ignored (for devices
+    without asynchronous RAM, where banks cost more than they save).
 
     Parameters
     ----------
@@ -50,7 +55,9 @@ class NetworkNode(wiring.Component):
     op : {"sum", "xor"}
         The accumulator's operation: wrapping sum or xor (identity 0 for both).
     bank_depth : int, optional
-        Words per bank (default ``slots``).
+        Words per bank (default ``slots``; ``"banks"`` only).
+    store : {"banks", "single"}
+        The item store (:data:`~pipegossip.hw.ports.STORES`).
 
     Attributes
     ----------
@@ -60,8 +67,9 @@ class NetworkNode(wiring.Component):
         Empty every bank (write counters to 0) and clear the accumulator at this edge.
     prog_we, prog_addr, prog_data : In
         Program write (taken at the edge; latency 1 to a fetch of it).
-    item_we, item_data : In
-        Append a loaded item to the own bank (taken at the edge, idle only).
+    item_we, item_slot, item_data : In
+        A loaded item (taken at the edge, idle only): appended to the own bank
+        (``"banks"``), written to slot ``item_slot`` (``"single"``).
     dir_we, dir_slot, dir_data : In
         Directory write of slot ``dir_slot`` (taken at the edge, idle only).
     acc_we, acc_data : In
@@ -84,15 +92,22 @@ class NetworkNode(wiring.Component):
     """
 
     def __init__(self, degree: int, width: int, depth: int, slots: int, op: str = "sum",
-                 bank_depth: int | None = None):
+                 bank_depth: int | None = None, store: str = "banks"):
         check_int("NetworkNode", "degree", degree, 1)
         check_int("NetworkNode", "width", width, 1)
         check_int("NetworkNode", "depth", depth, 1)
         check_int("NetworkNode", "slots", slots, 1)
         if bank_depth is not None:
             check_int("NetworkNode", "bank_depth", bank_depth, 1)
+            if store != "banks":
+                raise ValueError(f"NetworkNode bank_depth applies to the banked store only, "
+                                 f"not store={store!r}")
         if op not in OPS:
             raise ValueError(f"NetworkNode op must be one of {', '.join(OPS)}, not {op!r}")
+        if store not in STORES:
+            raise ValueError(f"NetworkNode store must be one of {', '.join(STORES)}, "
+                             f"not {store!r}")
+        self._store = store
         self._deg, self._width, self._depth, self._slots, self._op = (degree, width, depth,
                                                                       slots, op)
         self.layout = NetworkLayout(degree, slots, bank_depth)
@@ -101,7 +116,7 @@ class NetworkNode(wiring.Component):
         super().__init__({
             "fetch_en": In(1), "fetch_addr": In(aw), "clear": In(1),
             "prog_we": In(1), "prog_addr": In(aw), "prog_data": In(self.layout.width),
-            "item_we": In(1), "item_data": In(width),
+            "item_we": In(1), "item_slot": In(sw), "item_data": In(width),
             "dir_we": In(1), "dir_slot": In(sw), "dir_data": In(self.layout.dir_width),
             "acc_we": In(1), "acc_data": In(width), "rd_slot": In(sw),
             "in_word": In(width).array(degree), "out_word": Out(width).array(degree),
@@ -120,7 +135,6 @@ class NetworkNode(wiring.Component):
         m = Module()
         lay, deg, width = self.layout, self._deg, self._width
         sw, bb, ab = lay.slot_bits, lay.bank_bits, lay.addr_bits
-        bdepth = lay.depth_of_bank
 
         prog = m.submodules.prog = Memory(shape=lay.width, depth=self._depth, init=[])
         pwr = prog.write_port()
@@ -132,72 +146,52 @@ class NetworkNode(wiring.Component):
         m.d.sync += r_valid.eq(self.fetch_en)
         entry = prd.data
 
-        # the read-back's directory: written by the load only, read without a clock so
-        # that the bank read behind it still answers one cycle after rd_slot
-        dirm = m.submodules.dir = Memory(shape=lay.dir_width, depth=self._slots, init=[])
-        dwr = dirm.write_port()
-        drd = dirm.read_port(domain="comb")
-        m.d.comb += [dwr.en.eq(self.dir_we), dwr.addr.eq(self.dir_slot),
-                     dwr.data.eq(self.dir_data), drd.addr.eq(self.rd_slot)]
-        d_valid, d_bank, d_addr = drd.data[0], drd.data[1:1 + bb], drd.data[1 + bb:]
-
         x_drain = Signal()
         m.d.sync += x_drain.eq(r_valid & self._field(entry, "drain"))
         x_tx = [Signal(name=f"x_tx{j}") for j in range(deg)]
         x_acc = [Signal(name=f"x_acc{j}") for j in range(deg)]
-        x_bank = [Signal(bb, name=f"x_bank{j}") for j in range(deg)]
-        x_addr = [Signal(ab, name=f"x_addr{j}") for j in range(deg)]
+        x_slot = [Signal(sw, name=f"x_slot{j}") for j in range(deg)]
         x_rx = [Signal(name=f"x_rx{j}") for j in range(deg)]
-        # write counters: bank b's next address (bank deg: the loaded items)
-        count = [Signal(ab + 1, name=f"count{b}") for b in range(deg + 1)]
-        wen = [*x_rx, self.item_we]
-        wdata = [*self.in_word, self.item_data]
-        banks = []
-        for b in range(deg + 1):
-            bank = m.submodules[f"bank{b}"] = Memory(shape=width, depth=bdepth, init=[])
-            wr = bank.write_port()
-            # the compiler keeps every count below bdepth, so the top bit is 0 here
-            m.d.comb += [wr.en.eq(wen[b]), wr.addr.eq(count[b][:ab]),
-                         wr.data.eq(wdata[b])]
-            # one read port per link (link 0's doubles as the read-back's while idle)
-            rds = [bank.read_port(domain="comb") for _ in range(deg)]
-            for j, rd in enumerate(rds):
-                m.d.comb += rd.addr.eq(Mux(x_tx[j], x_addr[j], d_addr[:ab]) if j == 0
-                                       else x_addr[j])
-            banks.append(rds)
-        combined = []
+        x_rslot = [Signal(sw, name=f"x_rslot{j}") for j in range(deg)]
+        x_comb = [Signal(name=f"x_comb{j}") for j in range(deg)]
         for j in range(deg):
-            x_slot, x_rslot, x_comb = Signal(sw), Signal(sw), Signal()
             m.d.sync += [
                 x_tx[j].eq(r_valid & self._field(entry, f"tx{j}")),
                 x_acc[j].eq(self._field(entry, f"txacc{j}")),
-                x_slot.eq(self._field(entry, f"txslot{j}")),
-                x_bank[j].eq(self._field(entry, f"txbank{j}")),
-                x_addr[j].eq(self._field(entry, f"txaddr{j}")),
+                x_slot[j].eq(self._field(entry, f"txslot{j}")),
                 x_rx[j].eq(r_valid & self._field(entry, f"rx{j}")),
-                x_rslot.eq(self._field(entry, f"rxslot{j}")),
-                x_comb.eq(r_valid & self._field(entry, f"comb{j}")),
+                x_rslot[j].eq(self._field(entry, f"rxslot{j}")),
+                x_comb[j].eq(r_valid & self._field(entry, f"comb{j}")),
             ]
-            word = select_by(m, x_bank[j], [banks[b][j].data for b in range(deg + 1)], width,
-                             f"bank_word{j}")
+        if self._store == "banks":
+            x_bank = [Signal(bb, name=f"x_bank{j}") for j in range(deg)]
+            x_addr = [Signal(ab, name=f"x_addr{j}") for j in range(deg)]
+            for j in range(deg):
+                m.d.sync += [x_bank[j].eq(self._field(entry, f"txbank{j}")),
+                             x_addr[j].eq(self._field(entry, f"txaddr{j}"))]
+            words, rd_next, held_next = banked_store(
+                m, lay, width, self.clear, x_tx, x_bank, x_addr, x_rx, list(self.in_word),
+                self.item_we, self.item_data, self.dir_we, self.dir_slot, self.dir_data,
+                self.rd_slot)
+        else:
+            words, rd_next, held_next = single_store(
+                m, lay, width, self.clear, x_tx, x_slot, x_rx, x_rslot, list(self.in_word),
+                self.item_we, self.item_slot, self.item_data, self.rd_slot)
+        combined = []
+        for j in range(deg):
             m.d.comb += [
                 # a link carries 0 unless its sender sends: a receive the sender did
                 # not program gets 0, never a stale store word
-                self.out_word[j].eq(Mux(x_tx[j], Mux(x_acc[j], self.acc, word), 0)),
+                self.out_word[j].eq(Mux(x_tx[j], Mux(x_acc[j], self.acc, words[j]), 0)),
                 self.tx_valid[j].eq(x_tx[j]), self.tx_acc[j].eq(x_acc[j] & x_tx[j]),
-                self.tx_slot[j].eq(x_slot),
-                self.rx_valid[j].eq(x_rx[j]), self.rx_slot[j].eq(x_rslot),
-                self.rx_comb[j].eq(x_comb),
+                self.tx_slot[j].eq(x_slot[j]),
+                self.rx_valid[j].eq(x_rx[j]), self.rx_slot[j].eq(x_rslot[j]),
+                self.rx_comb[j].eq(x_comb[j]),
             ]
-            combined.append(Mux(x_comb, self.in_word[j], 0))
+            combined.append(Mux(x_comb[j], self.in_word[j], 0))
 
         rd_word, rd_held = Signal(width), Signal()
-        m.d.sync += [
-            rd_word.eq(select_by(m, d_bank, [banks[b][0].data for b in range(deg + 1)],
-                                 width, "rd_bank_word")),
-            rd_held.eq(d_valid & (d_addr < select_by(m, d_bank, count, len(count[0]),
-                                                     "rd_count"))),
-        ]
+        m.d.sync += [rd_word.eq(rd_next), rd_held.eq(held_next)]
         acc = Signal(width)
         m.d.comb += [self.acc.eq(acc), self.rd_word.eq(rd_word), self.rd_held.eq(rd_held)]
         nxt = Mux(x_drain, 0, acc)
@@ -207,13 +201,9 @@ class NetworkNode(wiring.Component):
         acc_next = Signal(width)
         m.d.comb += acc_next.eq(nxt)
         with m.If(self.clear):
-            # the header empties the banks; a load at the same edge still lands
-            m.d.sync += [c.eq(w) for c, w in zip(count, wen)]
             m.d.sync += acc.eq(0)
+        with m.Elif(self.acc_we):
+            m.d.sync += acc.eq(self.acc_data)
         with m.Else():
-            m.d.sync += [c.eq(c + w) for c, w in zip(count, wen)]
-            with m.If(self.acc_we):
-                m.d.sync += acc.eq(self.acc_data)
-            with m.Else():
-                m.d.sync += acc.eq(acc_next)
+            m.d.sync += acc.eq(acc_next)
         return m

@@ -65,6 +65,8 @@ class NetworkHarness(wiring.Component):
         Word width in bits.
     mutant : str or None
         A name of :data:`NETWORK_MUTANTS`: the proof must fail.
+    store : {"banks", "single"}
+        The fabric's item store (the same assertions hold for both).
 
     Notes
     -----
@@ -80,9 +82,10 @@ class NetworkHarness(wiring.Component):
     accumulator is the model's combination of the tokens it holds.
     """
 
-    def __init__(self, program: NetworkProgram, width: int = 4, mutant: str | None = None):
+    def __init__(self, program: NetworkProgram, width: int = 4, mutant: str | None = None,
+                 store: str = "banks"):
         self._writes = network_harness_writes(program, mutant)
-        self._program, self._width = program, width
+        self._program, self._width, self._store = program, width, store
         super().__init__({})
 
     @property
@@ -94,7 +97,7 @@ class NetworkHarness(wiring.Component):
         prog, width = self._program, self._width
         n, L, W, P = prog.n, prog.cycles, len(self._writes), prog.ports
         dut = m.submodules.dut = NetworkFabric(prog.topology, width, max(prog.depth, 1),
-                                               prog.slots, prog.op)
+                                               prog.slots, prog.op, store=self._store)
         m.d.comb += Assume(~ResetSignal("sync"))
         words = []
         for i in range(n * prog.items):

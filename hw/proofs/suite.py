@@ -49,6 +49,8 @@ class Job:
     mutant: str | None = None
     length: int | None = None
     words: str = "free"
+    #: The network fabric's item store (``network`` jobs only).
+    store: str = "banks"
 
     def design(self):
         if self.kind == "fabric":
@@ -57,7 +59,7 @@ class Job:
             return ScheduleHarness(self.config, PROOF_WIDTH, self.words, self.mutant)
         if self.kind == "network":
             from .network_harness import NetworkHarness
-            return NetworkHarness(self.config, PROOF_WIDTH, self.mutant)
+            return NetworkHarness(self.config, PROOF_WIDTH, self.mutant, self.store)
         return ResolverMiter(self.config, self.mutant)
 
     def context(self):
@@ -113,18 +115,20 @@ def schedule_job(program, label: str, mode: str = "bmc", depth: int | None = Non
 
 
 def network_job(program, label: str, mutant: str | None = None,
-                depth: int | None = None) -> Job:
+                depth: int | None = None, store: str = "banks") -> Job:
     """The network-fabric harness loaded with ``program`` (compiled at :data:`PROOF_WIDTH`).
 
     BMC covers the load writes, the start, the run and two read-back cycles
-    unless ``depth``.
+    unless ``depth``; ``store`` is the fabric's item store.
     """
     from .network_harness import network_proof_depth
     name = (f"network {'_'.join(label.split())} {program.topology.name} N={program.n} "
             f"L={program.cycles}")
+    if store != "banks":
+        name += f" store={store}"
     return Job(name, "network", program, "bmc",
                network_proof_depth(program) if depth is None else depth, mutant,
-               program.cycles)
+               program.cycles, store=store)
 
 
 def run_jobs(jobs: Iterable[Job], folder: Path, timeout: float | None = None,

@@ -38,7 +38,7 @@ def _slug(program: NetworkProgram, size: NetworkSize) -> str:
     params = "-".join(str(v) for k, v in program.topology.params.items() if k != "edges")
     bank = "" if size.bank_depth is None else f"-b{size.bank_depth}"
     return (f"net-{program.topology.name}{params}-{program.op}-w{size.width}-d{size.depth}"
-            f"-s{size.slots}{bank}")
+            f"-s{size.slots}{bank}" + ("" if size.store == "banks" else f"-{size.store}"))
 
 
 def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
@@ -52,7 +52,8 @@ def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
         The toolchain failed.
     """
     verilog = network_verilog_text(program.topology, size.width, size.depth, size.slots,
-                                   program.op, name=TOP, bank_depth=size.bank_depth)
+                                   program.op, name=TOP, bank_depth=size.bank_depth,
+                                   store=size.store)
     return build_program_fabric(size, verilog, network_ports(size), _slug(program, size),
                                 "network", TOP, root=root, progress=progress)
 
@@ -72,7 +73,7 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
                   simulator: str = "verilator", root: Path | None = None,
                   progress: Progress | None = None, fault: str | None = None,
                   mode: str = "trace", bank_depth: int | None = None,
-                  rerun: bool = True) -> CosimReport:
+                  rerun: bool = True, store: str = "banks") -> CosimReport:
     """Compile, build once per topology, run and judge every schedule.
 
     Parameters
@@ -93,6 +94,8 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
     bank_depth : int, optional
         Words per store bank of every build (default the store's slots); a
         schedule needing deeper banks is refused with the depth it needs.
+    store : {"banks", "single"}
+        The nodes' item store (:data:`~pipegossip.hw.ports.STORES`).
 
     Raises
     ------
@@ -117,11 +120,11 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         names = [name for name, *_ in items]
         jobs = [network_job(nm, p, seed, None if fault is None else faulty_writes(p, fault, seed))
                 for nm, p in zip(names, programs)]
-        size = network_size(programs[0].topology, width, d, slots, bank_depth)
+        size = network_size(programs[0].topology, width, d, slots, bank_depth, store)
 
         def trace_runs(ps, js):
             if simulator == "amaranth":
-                return run_network_amaranth(ps, seed=seed, jobs=js)
+                return run_network_amaranth(ps, seed=seed, jobs=js, store=store)
             b = build_network_fabric(ps[0], size, root=root, progress=progress)
             report.builds.append(b)
             return run_network_build(b, ps, seed=seed, jobs=js)

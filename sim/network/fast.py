@@ -181,7 +181,8 @@ def build_network_fast(program: NetworkProgram, size: NetworkSize, depths: dict[
         The toolchain failed.
     """
     fabric = network_verilog_text(program.topology, size.width, size.depth, size.slots,
-                                  program.op, name=TOP, bank_depth=size.bank_depth)
+                                  program.op, name=TOP, bank_depth=size.bank_depth,
+                                  store=size.store)
     top = NetworkFastTop(size, program.topology, program.op, depths)
     lay = top.layout
     text = (fabric + "\n" + "".join(rom_module(r, lay.width(r), depths[r]) for r in ROM_FILES)
