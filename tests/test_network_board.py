@@ -116,6 +116,16 @@ def test_a_wrong_accumulator_fails_at_its_node():
     assert run_selftest(program, entries) == (0, 1, 0)
 
 
+def test_an_entry_the_fabric_does_not_know_fails_instead_of_ending_the_checks():
+    """Kind 9 where the checks start: the load stops there, and a run that checked
+    nothing must not PASS (a self-test without the directory load would)."""
+    program = CASES["cycle4"]()
+    entries = network_image(program)
+    first = next(i for i, e in enumerate(entries) if e[0] == ImageKind.EXPECT_WORD)
+    entries[first] = (9, 2, 0, 0)
+    assert run_selftest(program, entries) == (0, 2, 0)
+
+
 def test_the_hex_image_round_trips_to_the_same_program(tmp_path):
     """hex -> image entries -> load writes equal network_writes; the decoded program
     entries give back the compiler's per-port sends, receives and combines."""

@@ -61,7 +61,8 @@ class ScheduleSelfTest(wiring.Component):
         The last run passed (every check matched, no stall).
     node : Out(node bits)
         With ``ok`` low and ``stall`` low: the first node (image order,
-        which is node order) whose check failed.
+        which is node order) whose check failed, or the node field of an
+        entry that is neither a load, a check nor the end (the run fails).
     stall : Out(1)
         The last run did not finish within ``depth + 16`` cycles.
     report : Out(1)
@@ -190,6 +191,10 @@ class ScheduleSelfTest(wiring.Component):
                 with m.If(fetched & is_check):
                     m.d.sync += [c2.eq(1), ptr.eq(ptr_next)]
                 with m.Else():
+                    # Only the end may end the checks: any other entry here (a kind this
+                    # fabric does not load) would make a run that checked nothing PASS.
+                    with m.If(fetched & (kind != ImageKind.END) & ~failed & ~(c2 & wrong)):
+                        m.d.sync += [failed.eq(1), bad.eq(self._field(rd.data, "node"))]
                     m.next = "Report"   # the last check is compared in this cycle
             with m.State("Report"):
                 m.d.sync += [self.report.eq(1), self.done.eq(1), self.ok.eq(~failed),
