@@ -14,8 +14,8 @@ from pipegossip.cli import main
 from pipegossip.hw.fpga.network_board import NetworkSelfTest, network_board_core
 from pipegossip.hw.fpga.schedule_selftest import schedule_status_text
 from pipegossip.hw.network.fabric import DIRECTORY
-from pipegossip.hw.network.image import (FAULTS, network_image, network_image_size,
-                                         plant_network_fault)
+from pipegossip.hw.network.image import (FAULTS, fault_candidates, network_image,
+                                         network_image_size, plant_network_fault)
 from pipegossip.hw.network.load import network_writes
 from pipegossip.hw.schedule.image import (ImageKind, ImageLayout, image_capacity, image_writes,
                                           uart_bytes)
@@ -105,6 +105,19 @@ def test_the_program_fault_is_the_latest_receive_a_node_does_not_pass_on():
     fields = lay.decode(good)
     j = max(k for k in range(len(program.links[3])) if fields[f"rx{k}"])
     assert lay.decode(bad) == {**fields, f"rx{j}": 0, f"comb{j}": 0}
+
+
+@pytest.mark.parametrize("name", ["cycle4", "allreduce-cycle4"])
+def test_every_fault_candidate_fails_at_its_own_node(name):
+    """Not only the latest: each receive offered for the program fault fails at its node
+    (a receive whose node passes it on later would fail a neighbour first)."""
+    program = CASES[name]()
+    image = network_image(program)
+    candidates = fault_candidates(program)
+    assert len(candidates) >= 2
+    for at in candidates:
+        entries, node = plant_network_fault(program, image, "program", at=at)
+        assert run_selftest(program, entries) == (0, node, 0), at
 
 
 def test_a_wrong_accumulator_fails_at_its_node():

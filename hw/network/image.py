@@ -21,7 +21,8 @@ from ..schedule.image import (Entry, FAULTS, ImageKind, flip_expected, image_che
 from .fabric import DIRECTORY, network_size
 from .load import item_words, network_writes
 
-__all__ = ["network_image", "network_image_size", "plant_network_fault", "FAULTS"]
+__all__ = ["network_image", "network_image_size", "plant_network_fault", "fault_candidates",
+           "FAULTS"]
 
 
 def network_image_size(program: NetworkProgram) -> NetworkSize:
@@ -41,22 +42,13 @@ def network_image(program: NetworkProgram, seed: int = 0) -> list[Entry]:
     return out + image_checks(store, program.acc_values(words)[-1])
 
 
-def plant_network_fault(program: NetworkProgram, image: list[Entry], kind: str,
-                        seed: int = 0) -> tuple[list[Entry], int]:
-    """A copy of ``image`` with one planted fault, and the node that must fail.
+def fault_candidates(program: NetworkProgram, seed: int = 0) -> list[tuple[int, int]]:
+    """The receives ``(cycle, port)`` whose loss shows at their node and nowhere else.
 
-    ``expected``: the last node's first expected word has bit 0 flipped.
-    ``program``: the latest receive (latest cycle, then highest port) whose
-    loss shows at its node and nowhere else is dropped (the entry's ``rx``
-    and ``comb`` bits of that link cleared): the node sends nothing after
-    that cycle, and either the slot it stores arrives there only then, or
-    the word it combines is not 0 (``seed``'s words), so its accumulator
-    ends wrong.
+    The node sends nothing after that cycle, and either the slot it stores
+    arrives there only then, or the word it combines is not 0 (``seed``'s
+    words), so its accumulator ends wrong.
     """
-    if kind == "expected":
-        return flip_expected(image)
-    if kind != "program":
-        raise ValueError(f"unknown fault {kind!r} (expected one of {', '.join(FAULTS)})")
     words = item_words(program, seed)
     sent = program.sent_words(words)
     offsets = program.offsets
@@ -64,7 +56,7 @@ def plant_network_fault(program: NetworkProgram, image: list[Entry], kind: str,
     for c, p in zip(*(program.rx != NONE).nonzero()):
         key = (program.node_of(int(p)), int(program.rx[c, p]))
         arrivals[key] = arrivals.get(key, 0) + 1
-    candidates = []
+    out = []
     for c in range(program.cycles):
         for p in range(program.ports):
             d, x = program.node_of(p), int(program.rx[c, p])
@@ -72,15 +64,35 @@ def plant_network_fault(program: NetworkProgram, image: list[Entry], kind: str,
             stored = (x != NONE and not program.initial[d, x] and arrivals[(d, x)] == 1)
             combined = bool(program.comb[c, p]) and sent[c, program.peer(p)] != 0
             if quiet_after and (stored or combined):
-                candidates.append((c, p))
-    if not candidates:
-        raise ValueError("the program has no receive whose loss shows at one node only")
-    c, p = max(candidates)
+                out.append((c, p))
+    return out
+
+
+def plant_network_fault(program: NetworkProgram, image: list[Entry], kind: str,
+                        seed: int = 0, at: tuple[int, int] | None = None
+                        ) -> tuple[list[Entry], int]:
+    """A copy of ``image`` with one planted fault, and the node that must fail.
+
+    ``expected``: the last node's first expected word has bit 0 flipped.
+    ``program``: the receive ``at`` (default the latest of
+    :func:`fault_candidates`: latest cycle, then highest port) is dropped
+    (the entry's ``rx`` and ``comb`` bits of that link cleared).
+    """
+    if kind == "expected":
+        return flip_expected(image)
+    if kind != "program":
+        raise ValueError(f"unknown fault {kind!r} (expected one of {', '.join(FAULTS)})")
+    if at is None:
+        candidates = fault_candidates(program, seed)
+        if not candidates:
+            raise ValueError("the program has no receive whose loss shows at one node only")
+        at = max(candidates)
+    c, p = at
     d = program.node_of(p)
-    j, lay = p - offsets[d], program.layout(d)
+    j, lay = p - program.offsets[d], program.layout(d)
     entry = int(program.entries()[d][c])
-    at = image.index((int(ImageKind.PROGRAM), d, c, entry))
+    where = image.index((int(ImageKind.PROGRAM), d, c, entry))
     out = list(image)
-    out[at] = (int(ImageKind.PROGRAM), d, c,
-               entry & ~((1 << lay.offset(f"rx{j}")) | (1 << lay.offset(f"comb{j}"))))
+    out[where] = (int(ImageKind.PROGRAM), d, c,
+                  entry & ~((1 << lay.offset(f"rx{j}")) | (1 << lay.offset(f"comb{j}"))))
     return out, d
