@@ -93,14 +93,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "runs any schedule loaded at run time, sized by --n, --width, --depth, "
                    "--slots, or by --schedule FILE (the configuration options and "
                    "--no-trace are refused); network: the network fabric of --topology "
-                   "(with --n/--k/--a/--b, --op), sized by --width, --depth, --slots (bare "
-                   "build only)")
+                   "(with --n/--k/--a/--b, --op), sized by --width, --depth, --slots, "
+                   "--bank-depth, or by --schedule FILE with --board")
     add_size_arguments(p)
     add_network_arguments(p)
     p.add_argument("--schedule", metavar="FILE.json",
-                   help="--fabric schedule with --board: the schedule the board runs and "
-                   "checks (its image is in block RAM; the fabric is sized by it, or by "
-                   "--depth/--slots when larger)")
+                   help="--fabric schedule or network with --board: the schedule the board "
+                   "runs and checks (its image is in block RAM; the fabric is sized by it, or "
+                   "by --depth/--slots/--bank-depth when larger; network: on --topology, "
+                   "default the schedule's own)")
     p.add_argument("--simulate", action="store_true",
                    help="with --board: simulate the placed and routed design (the netlist "
                    "the bitstream is packed from), run its self-check and print PASS or "
@@ -114,7 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="FPGA (default ice40-up5k, or the board's)")
     p.add_argument("--board", choices=list(BOARDS),
                    help="build the self-checking top for this board, with a bitstream "
-                   "(--fabric schedule: with --schedule)")
+                   "(--fabric schedule or network: with --schedule)")
     p.add_argument("--clock", type=_mhz, metavar="MHZ",
                    help="timing constraint of a bare build (default 50 on iCE40, 100 on ECP5); "
                    "with --board, run the top from a PLL at this frequency "
@@ -211,11 +212,13 @@ def _prepare_job(args: argparse.Namespace):
     if args.simulate and not DEVICES[BOARDS[args.board].device].family == "ice40":
         raise UsageError(f"--simulate: iCE40 boards only (icebreaker), not {args.board}")
     if args.fabric == "network":
-        refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD, ("--board", "board", None),
-                            ("--schedule", "schedule", None), ("--fault", "fault", None)),
-                     "to --fabric fsm or schedule only; the network fabric is a bare build "
-                     "sized by --topology, --width, --depth, --slots and runs any schedule "
-                     "loaded at run time")
+        refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
+                     "to --fabric fsm only; the network fabric is sized by --topology, "
+                     "--width, --depth, --slots (or by --schedule FILE with --board) and runs "
+                     "any schedule loaded at run time")
+        if args.schedule is not None or args.board is not None:
+            return _prepare_network_board(args)
+        refuse_given(args, [("--fault", "fault", None)], "only with --schedule and --board")
         topo = network_topology(args)
         depth = 64 if args.depth is None else args.depth
         # the store defaults to the device's (NETWORK_STORE: single on iCE40, banks on
@@ -265,26 +268,58 @@ def _prepare_schedule_board(args: argparse.Namespace):
     """A schedule board build: the schedule's image in the board top, and the fault's node."""
     from .hw.schedule.image import plant_fault
     from .program_cli import compile_image
-    if args.board is None:
-        raise UsageError("--schedule builds a board top: give --board "
-                         f"({', '.join(BOARDS)})")
-    if args.schedule is None:
-        raise UsageError("--board with --fabric schedule needs --schedule FILE.json "
-                         "(the schedule the board runs and checks)")
+    _board_schedule(args)
     image = compile_image(args.schedule, args.width, args.depth, args.slots)
     if args.n is not None and args.n != image.size.n:
         raise UsageError(f"--n {args.n}: {args.schedule} has n={image.size.n}")
-    entries, node = image.entries, None
-    if args.fault is not None:
-        if args.fault not in FAULTS or not args.simulate:
-            raise UsageError(f"--fault {args.fault}: --schedule takes --fault "
-                             f"{', '.join(FAULTS)} with --simulate")
-        entries, node = plant_fault(image.program, entries, args.fault)
-    image.entries = entries
+    fault = _planted(args, lambda kind: plant_fault(image.program, image.entries, kind))
+    image.entries, node = fault or (image.entries, None)
     z = image.size
     job = prepare_schedule(z.n, z.width, z.depth, z.slots, device=args.device,
                            clock_mhz=args.clock, pnr_seed=args.pnr_seed, board=args.board,
                            image=image.encoded())
+    job.netlist = args.simulate
+    return job, node
+
+
+def _board_schedule(args: argparse.Namespace) -> None:
+    """Refuse a board build without its schedule, or a schedule without a board."""
+    if args.board is None:
+        raise UsageError("--schedule builds a board top: give --board "
+                         f"({', '.join(BOARDS)})")
+    if args.schedule is None:
+        raise UsageError(f"--board with --fabric {args.fabric} needs --schedule FILE.json "
+                         "(the schedule the board runs and checks)")
+
+
+def _planted(args: argparse.Namespace, plant):
+    """The image entries with ``--fault`` planted by ``plant(kind)``, and the node to fail."""
+    if args.fault is None:
+        return None
+    if args.fault not in FAULTS or not args.simulate:
+        raise UsageError(f"--fault {args.fault}: --schedule takes --fault "
+                         f"{', '.join(FAULTS)} with --simulate")
+    return plant(args.fault)
+
+
+def _prepare_network_board(args: argparse.Namespace):
+    """A network board build: the schedule's image in the board top, and the fault's node.
+
+    The topology is --topology (with --n/--k/--a/--b) or, without it, the schedule's own.
+    """
+    from .hw.network.image import plant_network_fault
+    from .program_cli import compile_network_image
+    _board_schedule(args)
+    topo = network_topology(args) if args.topology is not None else None
+    image = compile_network_image(args.schedule, args.width, args.depth, args.slots,
+                                  op=args.op or "sum", bank_depth=args.bank_depth,
+                                  topology=topo)
+    fault = _planted(args, lambda kind: plant_network_fault(image.program, image.entries, kind))
+    image.entries, node = fault or (image.entries, None)
+    z, p = image.size, image.program
+    job = prepare_network(p.topology, z.width, z.depth, z.slots, p.op, device=args.device,
+                          clock_mhz=args.clock, pnr_seed=args.pnr_seed,
+                          bank_depth=z.bank_depth, board=args.board, image=image.encoded())
     job.netlist = args.simulate
     return job, node
 
@@ -314,7 +349,7 @@ def cmd_fpga(args: argparse.Namespace) -> int:
             with _terminate_cleanly():
                 report["simulation"] = (
                     simulate_schedule_board(job, args.output, progress)
-                    if job.fabric == "schedule" else
+                    if job.fabric != "fsm" else
                     simulate_fsm_board(job, args.output, fault=args.fault is not None,
                                        progress=progress))
         except FlowError as e:

@@ -65,7 +65,7 @@ def test_uart_bytes_write_every_entry_then_run(tmp_path):
 
 
 @pytest.mark.parametrize("args,word", [
-    (["--fabric", "network"], "the network fabric's memory image is not written yet"),
+    (["--op", "xor"], "--op applies to --fabric network only"),
     (["--depth", "2"], "--depth 3"),
     (["--slots", "3"], "more slots"),
     (["--width", "0"], "--width"),

@@ -210,9 +210,14 @@ def prepare_schedule(n: int, width: int = 8, depth: int = 64, slots: int | None 
 def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None = None,
                     op: str = "sum", device: str | None = None,
                     clock_mhz: float | None = None, pnr_seed: int = 1,
-                    bank_depth: int | None = None, store: str | None = None) -> FlowJob:
-    """A bare build of the network fabric of ``topology``, as :func:`prepare_schedule`.
+                    bank_depth: int | None = None, store: str | None = None,
+                    board: str | None = None, image: list[int] | None = None) -> FlowJob:
+    """A build of the network fabric of ``topology``, as :func:`prepare_schedule`.
 
+    Bare (no ``board``): the fabric in the registered boundary. With a
+    ``board``: the self-checking top of
+    :func:`~pipegossip.hw.fpga.network_board.network_board_top` that runs and
+    checks ``image`` (encoded entries of :mod:`pipegossip.hw.network.image`).
     ``store`` (:data:`~pipegossip.hw.ports.STORES`) defaults to the device's
     (:data:`~.devices.NETWORK_STORE`: one flip-flop store on iCE40, banks on ECP5).
 
@@ -220,16 +225,26 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
     ------
     TypeError, ValueError
         For an unknown device, a bad clock or seed, or a size or operation the
-        fabric refuses (quoted from its own message).
+        fabric refuses (quoted from its own message), an image that does not
+        fit, or an image without a board or a board without an image.
     """
     from ..network.fabric import NetworkFabric
     from .bare_top import BareTop
+    from .network_board import network_board_top
 
-    dev = _check_target(device, None, clock_mhz, pnr_seed)
+    dev = _check_target(device, board, clock_mhz, pnr_seed)
     store = NETWORK_STORE[dev.family] if store is None else store
     fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store)
-    top = BareTop(fabric, name="fabric")
-    return FlowJob(fabric.size, width, dev, None, clock_mhz, pnr_seed, True, top,
+    if (board is None) != (image is None):
+        raise ValueError("a board build of the network fabric needs an image, "
+                         "and only a board build takes one")
+    if board is None:
+        top = BareTop(fabric, name="fabric")
+    else:
+        if clock_mhz is not None:
+            _check_pll(dev, BOARDS[board], clock_mhz)
+        top = network_board_top(topology, fabric.size, image, op, clock_mhz)
+    return FlowJob(fabric.size, width, dev, BOARDS.get(board), clock_mhz, pnr_seed, True, top,
                    network=(topology, op))
 
 
@@ -400,7 +415,7 @@ def board_plan(job: FlowJob):
         raise ValueError("board_plan needs a job prepared with a board")
     module, cls = job.board.platform.split(":")
     platform = getattr(importlib.import_module(module), cls)()
-    if job.fabric == "schedule" and hasattr(platform, "break_off_pmod"):
+    if job.fabric != "fsm" and hasattr(platform, "break_off_pmod"):
         # the iCEBreaker's snap-off LEDs show the first wrong node
         platform.add_resources(platform.break_off_pmod)
     nextpnr_opts = ["--report", "top.report.json", "--timing-allow-fail",

@@ -40,6 +40,11 @@ class ScheduleBoardCore(wiring.Component):
         As for :class:`~.schedule_selftest.ScheduleSelfTest`.
     divisor : int
         Clock cycles per UART bit (both directions).
+    selftest : callable, optional
+        Builds the self-test instead of ``ScheduleSelfTest(size, image)``
+        (the network board's :class:`~.network_board.NetworkSelfTest`).
+    fabric : str
+        The fabric's name in the status line.
 
     Attributes
     ----------
@@ -56,10 +61,12 @@ class ScheduleBoardCore(wiring.Component):
         The first wrong node while ``failed`` and no stall, else 0.
     """
 
-    def __init__(self, size: ScheduleSize, image: list[int], divisor: int):
+    def __init__(self, size: ScheduleSize, image: list[int], divisor: int,
+                 selftest=None, fabric: str = "schedule"):
         self._size = size
         self._divisor = divisor
-        self.selftest = ScheduleSelfTest(size, image)
+        self._fabric = fabric
+        self.selftest = ScheduleSelfTest(size, image) if selftest is None else selftest()
         super().__init__({"button": In(1), "rx": In(1, init=1), "tx": Out(1, init=1),
                           "passed": Out(1), "failed": Out(1), "node": Out(size.node_bits)})
 
@@ -69,7 +76,7 @@ class ScheduleBoardCore(wiring.Component):
         m.submodules.uart_tx = tx = UARTTx(self._divisor)
         m.submodules.uart_rx = rx = UARTRx(self._divisor)
         m.submodules.loader = loader = ImageLoader(self._size)
-        m.submodules.status = line = ScheduleStatusLine(self._size.n)
+        m.submodules.status = line = ScheduleStatusLine(self._size.n, self._fabric)
         failed = st.done & ~st.ok
         m.d.comb += [
             self.passed.eq(st.done & st.ok), self.failed.eq(failed),
@@ -96,6 +103,8 @@ class ScheduleBoardTop(wiring.Component):
         The encoded image the block RAM holds after configuration.
     clock_mhz : float or None
         Run from a PLL at this frequency instead of the board's oscillator.
+    selftest, fabric
+        As for :class:`ScheduleBoardCore` (another fabric's self-test).
 
     Notes
     -----
@@ -112,14 +121,17 @@ class ScheduleBoardTop(wiring.Component):
     * ``button`` 0: runs the image again.
     """
 
-    def __init__(self, size: ScheduleSize, image: list[int], clock_mhz: float | None = None):
+    def __init__(self, size: ScheduleSize, image: list[int], clock_mhz: float | None = None,
+                 selftest=None, fabric: str = "schedule"):
         if clock_mhz is not None and not (isinstance(clock_mhz, (int, float)) and clock_mhz > 0):
             raise ValueError(f"ScheduleBoardTop clock_mhz must be a positive number, "
                              f"not {clock_mhz!r}")
         self._size = size
         self._image = image
         self._clock_mhz = clock_mhz
-        ScheduleSelfTest(size, image)   # refuses an image that does not fit, before any tool
+        self._selftest, self._fabric = selftest, fabric
+        # refuses an image that does not fit, before any tool
+        ScheduleSelfTest(size, image) if selftest is None else selftest()
         self.achieved_mhz: float | None = None
         super().__init__({})
 
@@ -132,7 +144,8 @@ class ScheduleBoardTop(wiring.Component):
         else:
             self.achieved_mhz = platform.default_clk_frequency / 1e6
         m.submodules.core = core = ScheduleBoardCore(self._size, self._image,
-                                                     round(self.achieved_mhz * 1e6 / BAUD))
+                                                     round(self.achieved_mhz * 1e6 / BAUD),
+                                                     self._selftest, self._fabric)
 
         has, output = resource_helpers(m, platform)
 

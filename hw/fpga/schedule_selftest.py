@@ -61,7 +61,8 @@ class ScheduleSelfTest(wiring.Component):
         The last run passed (every check matched, no stall).
     node : Out(node bits)
         With ``ok`` low and ``stall`` low: the first node (image order,
-        which is node order) whose check failed.
+        which is node order) whose check failed, or the node field of an
+        entry that is neither a load, a check nor the end (the run fails).
     stall : Out(1)
         The last run did not finish within ``depth + 16`` cycles.
     report : Out(1)
@@ -77,16 +78,23 @@ class ScheduleSelfTest(wiring.Component):
     entry's read address is driven in one cycle and compared in the next.
     """
 
-    def __init__(self, size: ScheduleSize, image: list[int]):
+    #: Image kinds other than the fabric's own load kinds, and the load kind each is replayed
+    #: as (a subclass for another fabric adds its own).
+    LOADS = {ImageKind.ACC: LoadKind.ACC}
+
+    def __init__(self, size: ScheduleSize, image: list[int], fabric=None):
         self._size = size
         self.capacity = image_capacity(size)
         self.layout = ImageLayout(size)
         if len(image) > self.capacity - 1:
-            raise ValueError(f"an image of {len(image)} entries does not fit a schedule fabric "
+            raise ValueError(f"an image of {len(image)} entries does not fit a fabric "
                              f"of {size}: at most {self.capacity - 1}")
         end = self.layout.encode((int(ImageKind.END), 0, 0, 0))
         self._init = list(image) + [end] * (self.capacity - len(image))
-        self.fabric = ScheduleFabric(size.n, size.width, size.depth, size.slots)
+        # ``fabric``: another fabric with the schedule fabric's load, read, start and done
+        # ports (the network fabric); its extra load kinds are in LOADS.
+        self.fabric = (ScheduleFabric(size.n, size.width, size.depth, size.slots)
+                       if fabric is None else fabric)
         super().__init__({"run": In(1), "write": In(_write_signature(size)), "done": Out(1),
                           "ok": Out(1), "node": Out(size.node_bits), "stall": Out(1),
                           "report": Out(1), "runs": Out(32)})
@@ -112,8 +120,11 @@ class ScheduleSelfTest(wiring.Component):
         # Saturates at the last entry, which is always END: every scan ends.
         ptr_next = Mux(ptr == cap - 1, ptr, ptr + 1)
         kind = self._field(rd.data, "kind")
-        is_acc = kind == ImageKind.ACC
-        is_load = (kind <= ImageKind.HEADER) | is_acc
+        load_kind = kind
+        is_load = kind <= ImageKind.HEADER
+        for image_kind, fabric_kind in self.LOADS.items():
+            load_kind = Mux(kind == image_kind, fabric_kind, load_kind)
+            is_load |= kind == image_kind
         is_check = (kind >= ImageKind.EXPECT_WORD) & (kind <= ImageKind.EXPECT_ACC)
 
         pending = Signal(init=1)
@@ -127,13 +138,14 @@ class ScheduleSelfTest(wiring.Component):
         stalled = Signal()
         timer = Signal(range(z.depth + 17))
         ld = fabric.load
-        m.d.comb += [ld.kind.eq(Mux(is_acc, LoadKind.ACC, kind)), ld.node.eq(self._field(rd.data, "node")),
+        m.d.comb += [ld.kind.eq(load_kind), ld.node.eq(self._field(rd.data, "node")),
                      ld.addr.eq(self._field(rd.data, "addr")),
                      ld.data.eq(self._field(rd.data, "data")),
                      fabric.read.node.eq(self._field(rd.data, "node")),
                      fabric.read.slot.eq(self._field(rd.data, "addr"))]
-        for i in range(z.n):
-            m.d.comb += fabric.item[i].valid.eq(0)
+        if hasattr(fabric, "item"):  # the schedule fabric's own item ports stay unused
+            for i in range(z.n):
+                m.d.comb += fabric.item[i].valid.eq(0)
 
         # Second stage of a check: the read-back of the entry registered here.
         c2 = Signal()
@@ -179,6 +191,10 @@ class ScheduleSelfTest(wiring.Component):
                 with m.If(fetched & is_check):
                     m.d.sync += [c2.eq(1), ptr.eq(ptr_next)]
                 with m.Else():
+                    # Only the end may end the checks: any other entry here (a kind this
+                    # fabric does not load) would make a run that checked nothing PASS.
+                    with m.If(fetched & (kind != ImageKind.END) & ~failed & ~(c2 & wrong)):
+                        m.d.sync += [failed.eq(1), bad.eq(self._field(rd.data, "node"))]
                     m.next = "Report"   # the last check is compared in this cycle
             with m.State("Report"):
                 m.d.sync += [self.report.eq(1), self.done.eq(1), self.ok.eq(~failed),
@@ -232,15 +248,17 @@ class ImageLoader(wiring.Component):
         return m
 
 
-def schedule_status_text(n: int, runs: int, ok: bool, node: int, stall: bool) -> str:
-    """The line :class:`ScheduleStatusLine` sends after every run (reference)."""
+def schedule_status_text(n: int, runs: int, ok: bool, node: int, stall: bool,
+                         fabric: str = "schedule") -> str:
+    """The line :class:`ScheduleStatusLine` sends after every run (reference); ``fabric``
+    names the fabric checked (``schedule`` or ``network``)."""
     if ok:
         verdict = "PASS"
     elif stall:
         verdict = "FAIL stall"
     else:
         verdict = f"FAIL node {node:0{len(str(n - 1))}d}"
-    return f"{verdict} schedule n={n} runs={runs & 0xFFFFFFFF:08X}\r\n"
+    return f"{verdict} {fabric} n={n} runs={runs & 0xFFFFFFFF:08X}\r\n"
 
 
 class ScheduleStatusLine(wiring.Component):
@@ -253,10 +271,18 @@ class ScheduleStatusLine(wiring.Component):
         are sampled at that edge.
     runs, ok, node, stall : In
     out : Out(stream.Signature(8))
+
+    Parameters
+    ----------
+    n : int
+        Nodes.
+    fabric : str
+        The fabric's name in the line (``schedule``, ``network``).
     """
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, fabric: str = "schedule"):
         self._n = n
+        self._fabric = fabric
         self._digits = len(str(n - 1))
         super().__init__({"trigger": In(1), "runs": In(32), "ok": In(1),
                           "node": In(max(1, (n - 1).bit_length())), "stall": In(1),
@@ -279,7 +305,7 @@ class ScheduleStatusLine(wiring.Component):
                        for d in range(self._digits)]
         chars = ([(Mux(ok, ord(p), ord(f)), Const(1)) for p, f in zip("PASS", "FAIL")]
                  + lit(" node ", ~ok & ~stall) + node_digits + lit(" stall", ~ok & stall)
-                 + lit(f" schedule n={self._n} runs=")
+                 + lit(f" {self._fabric} n={self._n} runs=")
                  + [(hex_digit(runs[4 * k:4 * k + 4]), Const(1)) for k in reversed(range(8))]
                  + lit("\r\n"))
         index = Signal(range(len(chars) + 1), init=len(chars))

@@ -9,7 +9,9 @@ its image memory and replays: every load-port write of
 one check per node and store slot and one per accumulator (kinds 3..5,
 the final state the golden model expects), then :attr:`ImageKind.END`.
 A driver of the bare fabric's load port replays the entries of kinds 0..2
-and 6 (as load kind 3) and stops at the first check.
+and 6 (as load kind 3) and stops at the first check (:func:`image_writes`).
+The network fabric's image (:mod:`pipegossip.hw.network.image`) uses this
+layout with a 4-bit kind field and the kind :attr:`ImageKind.DIRECTORY`.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ import enum
 from dataclasses import dataclass
 
 from ...model.schedules.program import Program, field_offset
-from ..ports import ScheduleSize
+from ..ports import NetworkSize, ScheduleSize
 from .fabric import LoadKind
 from .load import load_writes, slot_words
 
 __all__ = ["ImageKind", "ImageLayout", "Entry", "FAULTS", "schedule_image", "image_capacity",
-           "image_load", "plant_fault", "hex_text", "image_json", "uart_bytes", "UART_WRITE", "UART_RUN"]
+           "image_load", "image_checks", "image_writes", "flip_expected", "plant_fault",
+           "hex_text", "image_json", "uart_bytes", "UART_WRITE", "UART_RUN"]
 
 #: One image entry: ``(kind, node, addr, data)``.
 Entry = tuple[int, int, int, int]
@@ -49,6 +52,9 @@ class ImageKind(enum.IntEnum):
     ACC = 6
     #: The image ends here.
     END = 7
+    #: Network images only (their kind field has 4 bits): ``data`` is the directory entry
+    #: of store slot ``addr`` of node ``node`` (the network fabric's load kind 4).
+    DIRECTORY = 8
 
 
 #: Kinds of ``--fault``: a wrong expected word, or a receive dropped from the program.
@@ -62,18 +68,30 @@ UART_RUN = ord("R")
 
 @dataclass(frozen=True)
 class ImageLayout:
-    """Bit fields of one image entry, low bits first: kind (3), node, addr, data.
+    """Bit fields of one image entry, low bits first: kind, node, addr, data.
 
-    ``addr`` holds a program address or a store slot; ``data`` a program
-    entry, a word or a program length, whichever is widest.
+    ``kind`` has 3 bits, 4 for a network fabric (:class:`~..ports.NetworkSize`,
+    whose images also hold :attr:`ImageKind.DIRECTORY` entries); ``addr``
+    holds a program address or a store slot; ``data`` a program entry, a
+    word or a program length, whichever is widest.
     """
 
     size: ScheduleSize
 
     @property
+    def kind_bits(self) -> int:
+        return 4 if isinstance(self.size, NetworkSize) else 3
+
+    @property
+    def kinds(self) -> list[ImageKind]:
+        """The kinds this layout's images may hold."""
+        return [k for k in ImageKind if k < 1 << self.kind_bits]
+
+    @property
     def fields(self) -> tuple[tuple[str, int], ...]:
         z = self.size
-        return (("kind", 3), ("node", z.node_bits), ("addr", max(z.addr_bits, z.slot_bits)),
+        return (("kind", self.kind_bits), ("node", z.node_bits),
+                ("addr", max(z.addr_bits, z.slot_bits)),
                 ("data", max(z.entry_bits, z.width, z.count_bits)))
 
     @property
@@ -115,27 +133,60 @@ def image_capacity(size: ScheduleSize) -> int:
     """Entries of the longest image a fabric of ``size`` runs (the board's image memory).
 
     Header, every slot's item, every initial accumulator, every program
-    entry, every slot's check, every accumulator's check, the end.
+    entry, every slot's check, every accumulator's check, the end; a
+    network fabric's image also holds every slot's directory entry.
     """
     z = size
-    return 1 + z.n * z.slots + z.n + z.n * z.depth + z.n * z.slots + z.n + 1
+    directory = z.n * z.slots if isinstance(z, NetworkSize) else 0
+    return 1 + z.n * z.slots + directory + z.n + z.n * z.depth + z.n * z.slots + z.n + 1
 
 
 def schedule_image(program: Program, seed: int = 0) -> list[Entry]:
     """The image of ``program`` with the words of ``seed`` (see the module docstring)."""
     words = slot_words(program, seed)
     out: list[Entry] = [image_load(w) for w in load_writes(program, seed)]
-    store = program.expected_store(words)
-    for v in range(program.n):
-        for x in range(program.slots):
-            if store[v][x] is None:
-                out.append((int(ImageKind.EXPECT_EMPTY), v, x, 0))
-            else:
-                out.append((int(ImageKind.EXPECT_WORD), v, x, store[v][x]))
-    for v, acc in enumerate(program.expected_accumulators(words)):
-        out.append((int(ImageKind.EXPECT_ACC), v, 0, acc))
+    return out + image_checks(program.expected_store(words),
+                              program.expected_accumulators(words))
+
+
+def image_checks(store: list[list[int | None]], accs: list[int]) -> list[Entry]:
+    """The checks of an image, then its end: ``store[v][x]`` the word node ``v`` must end
+    with in slot ``x`` (None: must not hold it), ``accs[v]`` its final accumulator."""
+    out: list[Entry] = []
+    for v, row in enumerate(store):
+        for x, word in enumerate(row):
+            out.append((int(ImageKind.EXPECT_EMPTY), v, x, 0) if word is None
+                       else (int(ImageKind.EXPECT_WORD), v, x, word))
+    out += [(int(ImageKind.EXPECT_ACC), v, 0, acc) for v, acc in enumerate(accs)]
     out.append((int(ImageKind.END), 0, 0, 0))
     return out
+
+
+def image_writes(image: list[Entry]) -> list[tuple[int, int, int, int]]:
+    """The load-port writes an image replays (the inverse of :func:`image_load`): its
+    entries up to the first check; :attr:`ImageKind.DIRECTORY` stays as it is."""
+    out = []
+    for kind, node, addr, data in image:
+        if ImageKind.EXPECT_WORD <= kind <= ImageKind.EXPECT_ACC or kind == ImageKind.END:
+            break
+        out.append((int(LoadKind.ACC) if kind == ImageKind.ACC else int(kind), node, addr, data))
+    return out
+
+
+def flip_expected(image: list[Entry]) -> tuple[list[Entry], int]:
+    """``--fault expected``: the last node's first expected word with bit 0 flipped; the node.
+
+    An image without expected words (a reduce that keeps no word) gets the
+    last node's expected accumulator flipped instead.
+    """
+    out = list(image)
+    kind = (ImageKind.EXPECT_WORD if any(e[0] == ImageKind.EXPECT_WORD for e in out)
+            else ImageKind.EXPECT_ACC)
+    last = max(e[1] for e in out if e[0] == kind)
+    at = next(i for i, e in enumerate(out) if e[0] == kind and e[1] == last)
+    k, v, x, d = out[at]
+    out[at] = (k, v, x, d ^ 1)
+    return out, v
 
 
 def plant_fault(program: Program, image: list[Entry], kind: str) -> tuple[list[Entry], int]:
@@ -149,11 +200,7 @@ def plant_fault(program: Program, image: list[Entry], kind: str) -> tuple[list[E
     """
     out = list(image)
     if kind == "expected":
-        last = max(e[1] for e in out if e[0] == ImageKind.EXPECT_WORD)
-        at = next(i for i, e in enumerate(out) if e[0] == ImageKind.EXPECT_WORD and e[1] == last)
-        k, v, x, d = out[at]
-        out[at] = (k, v, x, d ^ 1)
-        return out, v
+        return flip_expected(out)
     if kind == "program":
         held = program.initial.copy()
         candidates = []
@@ -182,7 +229,7 @@ def hex_text(size: ScheduleSize, image: list[Entry], title: str) -> str:
     digits = (lay.width + 3) // 4
     fields = ", ".join(f"{name}[{lay.offset(name) + w - 1}:{lay.offset(name)}]"
                        for name, w in lay.fields)
-    kinds = ", ".join(f"{k.value} {k.name}" for k in ImageKind)
+    kinds = ", ".join(f"{k.value} {k.name}" for k in lay.kinds)
     lines = [f"// {title}",
              f"// n={size.n} width={size.width} depth={size.depth} slots={size.slots}; "
              f"{len(image)} entries of {lay.width} bits: {fields}",
@@ -192,16 +239,24 @@ def hex_text(size: ScheduleSize, image: list[Entry], title: str) -> str:
 
 
 def image_json(size: ScheduleSize, image: list[Entry], program: Program, seed: int) -> dict:
-    """The image as JSON: the size, the field layout, the entries decoded and encoded."""
+    """The image as JSON: the size, the field layout, the entries decoded and encoded.
+
+    A network fabric's image (``size`` a :class:`~..ports.NetworkSize`, ``program``
+    a network program) also names its topology, operation and bank depth.
+    """
     lay = ImageLayout(size)
+    network = isinstance(size, NetworkSize)
+    extra = ({"topology": program.topology.to_json(), "op": program.op,
+              "bank_depth": program.bank_depth} if network else {})
     return {
         "format": "pipegossip-schedule-image/1",
-        "fabric": "schedule",
+        "fabric": "network" if network else "schedule",
         "size": {"n": size.n, "width": size.width, "depth": size.depth, "slots": size.slots},
+        **extra,
         "cycles": program.cycles,
         "seed": seed,
         "fields": [{"name": name, "offset": lay.offset(name), "bits": w} for name, w in lay.fields],
-        "kinds": {k.name: k.value for k in ImageKind},
+        "kinds": {k.name: k.value for k in lay.kinds},
         "entries": [list(e) for e in image],
         "words": [f"{lay.encode(e):x}" for e in image],
     }
