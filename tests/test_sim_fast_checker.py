@@ -26,7 +26,7 @@ from amaranth.sim import Simulator
 from pipegossip.model.config import RunConfig
 from pipegossip.model.runtable import R
 from pipegossip.sim.fabric.amaranth_run import run_fabric
-from pipegossip.sim.fast.checker import KIND_BITS, NO_PROC, ExpectLayout, FastChecker, rom_verilog
+from pipegossip.sim.fast.checker import KIND_BITS, ExpectLayout, FastChecker, rom_verilog
 from pipegossip.sim.fast.mode import TAIL, expected_hex, fast_record
 from pipegossip.sim.judge.fabric import judge, model_result, session_ends
 from pipegossip.sim.record import HwRun, RunSpec
@@ -223,6 +223,7 @@ PLANTS = {
     "used-top-bit": _scalar("used", 3, bit=4),
     "busy-low": _scalar("busy", LENGTH, 0),
     "done-early": _scalar("done", LENGTH, 1),
+    "done-in-cycle-1": _scalar("done", 1, 1),
     "done-late": _scalar("done", LENGTH + 1, 0),
     "done-dropped": _scalar("done", LAST, 0),
     "cycle": _scalar("cycle", 4),
@@ -262,7 +263,7 @@ def test_a_planted_mismatch_is_latched_as_the_judge_names_it(clean, name):
     t, p, kinds = found["want"]
     (s,) = check(run)
     assert (s["bad"], s["bad_cycle"], s["bad_proc"], s["bad_kinds"]) == (
-        1, t, NO_PROC if p is None else p, _kinds(*kinds)), s
+        1, t, 0xFFFF if p is None else p, _kinds(*kinds)), s
     assert s["finished"] == 1 and s["idle_bad"] == 0
     # The per-cycle judge of the same (planted) record names the same first mismatch.
     first = judge(CONFIG, WIDTH, run).first_mismatch
@@ -336,9 +337,18 @@ def test_a_clean_run_after_a_bad_one_clears_every_field(clean):
 
     first, second = check(_planted(clean, plant), _again(clean))
     assert (first["bad"], first["bad_cycle"], first["bad_proc"], first["bad_kinds"]) == (
-        1, LENGTH, NO_PROC, _kinds("stall"))
+        1, LENGTH, 0xFFFF, _kinds("stall"))
     assert (second["bad"], second["bad_cycle"], second["bad_proc"], second["bad_kinds"]) == (
         0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("cycle", [1, 2, LENGTH])
+def test_the_first_cycle_with_done_is_reported(clean, cycle):
+    def plant(s, at):
+        s["done"][at(cycle):at(LENGTH + 1)] = 1
+
+    (s,) = check(_planted(clean, plant))
+    assert s["done_at"] == cycle and s["bad_cycle"] == cycle
 
 
 def test_a_run_without_done_reports_no_done_cycle(clean):

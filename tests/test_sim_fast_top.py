@@ -20,7 +20,7 @@ phase with ``clk``, and the top's assignment to it goes to an unused signal.
 
 from __future__ import annotations
 
-from amaranth.hdl import ClockSignal, DomainRenamer, Elaboratable, Module, Signal
+from amaranth.hdl import ClockSignal, DomainRenamer, Elaboratable, Fragment, Module, Signal
 from amaranth.lib.memory import Memory
 from amaranth.sim import Simulator
 
@@ -52,6 +52,10 @@ class _Stand(Elaboratable):
         m = Module()
         kw, cfg = self.kw, self.config
         if self.name == "pipegossip_fabric":
+            # every connection as wide as the fabric's port (Verilog would pad or cut it)
+            widths = {("i_" if p.direction == IN else "o_") + p.name: p.width
+                      for p in ports(cfg.n, cfg.sessions, WIDTH)}
+            assert {k: len(v) for k, v in kw.items() if k in widths} == widths
             dut = self.fabric()
             # the top's run domain: clk, and the registered reset the fabric gets
             assert kw["i_clk"] is not None and kw["i_rst"].name == "rst_r"
@@ -64,11 +68,16 @@ class _Stand(Elaboratable):
                     m.d.comb += kw["o_" + port.name].eq(sig)
         elif self.name == checker.ROM_MODULE:
             rows = [int(r, 16) for r in expected_hex(cfg).split()]
+            assert (len(kw["i_addr"]), len(kw["o_data"])) == (
+                (len(rows) - 1).bit_length(), checker.ExpectLayout(cfg.n, cfg.sessions).width)
             m.submodules.rom = rom = Memory(shape=len(kw["o_data"]), depth=len(rows), init=rows)
             read = rom.read_port(domain="comb")
             m.d.comb += [read.addr.eq(kw["i_addr"]), kw["o_data"].eq(read.data)]
         else:
             assert self.name == LOG_MODULE
+            # the log's ports have LOG_FIELDS' widths (batch.log_verilog)
+            assert {k: len(v) for k, v in kw.items() if k not in ("i_clk", "i_en")} == {
+                "i_" + name: w for name, w in LOG_FIELDS}
         return m
 
 
@@ -103,7 +112,7 @@ def simulate(monkeypatch, items, fabric=None, config=CONFIG):
                 await ctx.tick()
                 ctx.set(top.go, 0)
                 lines = 0
-                for _ in range(item["batch"] * (length + TAIL + 40)):
+                for _ in range(item["batch"] * (3 * (length + TAIL) + 40)):
                     await ctx.tick()
                     if ctx.get(log["i_en"]):
                         line = {k: ctx.get(log["i_" + k]) for k, _ in LOG_FIELDS}
@@ -173,3 +182,43 @@ def test_a_batch_logs_each_run_as_the_single_runs_report(monkeypatch):
         assert logged["finished"] == 1 and _verdict(logged).match
         assert {k: logged[k] for k in one if k in logged and k != "waited"} == {
             k: one[k] for k in one if k in logged and k != "waited"}
+
+
+class _NeverStarts(Elaboratable):
+    """The fabric, ``busy`` forced high: it never takes ``start``."""
+
+    def __init__(self):
+        self.inner = Fabric(CONFIG, WIDTH)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name) if name != "busy" else self.__dict__["busy"]
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        m.submodules.inner = self.inner
+        m.d.comb += self.busy.eq(1)
+        return m
+
+
+def test_a_batched_run_the_fabric_never_takes_is_logged_unfinished_at_the_limit(monkeypatch):
+    def never():
+        f = _NeverStarts()
+        f.__dict__["busy"] = Signal()
+        return f
+
+    span = model_result(CONFIG).length + TAIL + 1
+    (s,) = simulate(monkeypatch, [dict(batch=1, seed=0, idle=0)], fabric=never)
+    # given up 2 * span + 16 cycles after the start cycle; logged the cycle after
+    assert (s["finished"], s["bad"], s["busy"], s["waited"]) == (0, 0, 1, 2 * span + 17)
+
+
+def test_the_tops_ports_are_as_wide_as_what_they_feed():
+    length = model_result(CONFIG).length
+    top = checker.FastTop(CONFIG.n, CONFIG.sessions, WIDTH, length, TAIL)
+    drv, ck = top.driver, top.checker
+    assert (len(top.hold), len(top.seed)) == (CONFIG.n, len(ck.seed))
+    assert (len(top.count), len(top.idle), len(top.runs_done)) == (
+        len(drv.count), len(drv.idle), len(drv.runs_done))
+    summary = {name: len(getattr(top, name)) for name in SUMMARY_PORTS}
+    assert summary == {name: w for name, w in LOG_FIELDS if name in summary}
+    Fragment.get(top, None)  # it elaborates with the real instances too
