@@ -222,3 +222,35 @@ def test_the_tops_ports_are_as_wide_as_what_they_feed():
     summary = {name: len(getattr(top, name)) for name in SUMMARY_PORTS}
     assert summary == {name: w for name, w in LOG_FIELDS if name in summary}
     Fragment.get(top, None)  # it elaborates with the real instances too
+
+
+def test_the_signatures_are_as_documented():
+    """Every port of the checker and the top as wide as their docstrings say."""
+    n, length = CONFIG.n, model_result(CONFIG).length
+    top = checker.FastTop(n, CONFIG.sessions, WIDTH, length, TAIL)
+    ck = top.checker
+    lay = checker.ExpectLayout(n, CONFIG.sessions)
+    one = dict.fromkeys(("begin", "taken", "busy", "done", "stall", "active", "finished", "bad",
+                         "idle_bad", "dvalid"), 1)
+    want = dict(one, seed=32, action=3, peer=lay.pw, dsource=lay.pw, dsession=lay.sw,
+                dword=WIDTH, used=lay.uw, cycle=len(ck.cycle), row=lay.width,
+                addr=(length + TAIL).bit_length(), bad_cycle=32, bad_proc=16, bad_kinds=8,
+                deliveries=32, used_sum=32, busy_cycles=32, done_at=32)
+    got = {}
+    for name in want:
+        port = getattr(ck, name)
+        got[name] = len(port[0]) if name in LANE_PORTS else len(port)
+        if name in LANE_PORTS:
+            assert len(port) == n
+    assert got == want
+    assert len(ck.cycle) == next(p.width for p in ports(n, CONFIG.sessions, WIDTH)
+                                 if p.name == "cycle")
+    assert {k: len(getattr(top, k)) for k in ("start", "seed", "hold", "go", "count", "idle",
+                                              "batch_busy", "runs_done", "busy", "done",
+                                              "stall")} == dict(
+        start=1, seed=32, hold=n, go=1, count=32, idle=8, batch_busy=1, runs_done=32, busy=1,
+        done=1, stall=1)
+    Fragment.get(top, None)
+
+
+LANE_PORTS = ("action", "peer", "dvalid", "dsource", "dsession", "dword", "taken")
