@@ -237,3 +237,54 @@ def test_search_skip_two_back_and_filter():
     assert all(s[j] != s[j - 1] for s in (plain, pruned) for j in range(1, len(s)))
     assert all(pruned[j] != pruned[j - 2] for j in range(2, len(pruned)))
     assert len(plain) == 7
+
+
+def _moves(n, mates, prefix):
+    """Items each colour would move after the colours of ``prefix`` (by sets)."""
+    K = [{v} for v in range(n)]
+    for c in prefix:
+        m = mates[c]
+        K = [K[v] | K[int(m[v])] if m[v] >= 0 else K[v] for v in range(n)]
+    done = all(len(k) == n for k in K)
+    return {c: sum(len(K[int(m[v])] - K[v]) for v in range(n) if m[v] >= 0)
+            for c, m in enumerate(mates) if not prefix or c != prefix[-1]}, done
+
+
+def _greedy_path(topo, rounds):
+    """Always the colour moving the most items (ties: the lower colour)."""
+    mates, path = matchings(topo), []
+    for _ in range(rounds):
+        moves, done = _moves(topo.n, mates, path)
+        if done:
+            break
+        path.append(max(moves, key=lambda c: (moves[c], -c)))
+    return "".join(map(str, path))
+
+
+def test_search_tries_the_biggest_movers_first():
+    # with a budget of exactly R matchings, only the first path is tried: the greedy one
+    topo = topology("mesh", a=3, b=3)
+    greedy = _greedy_path(topo, 6)
+    assert len(greedy) == 6 and validate(color_schedule(topo, greedy)).R == 6
+    assert search_colors(topo, f=0.0, budget=6, min_rounds=6, max_rounds=6) == greedy
+
+
+def test_filter_f_one_keeps_only_the_best_movers():
+    topo = topology("mesh", a=3, b=3)
+    mates = matchings(topo)
+    strict = search_colors(topo, f=1.0, max_rounds=8)
+    for j in range(len(strict)):
+        moves, _ = _moves(topo.n, mates, [int(c) for c in strict[:j]])
+        assert moves[int(strict[j])] == max(moves.values()), (strict, j)
+    loose = search_colors(topo, f=0.5, max_rounds=8)
+    assert validate(color_schedule(topo, loose)).R == len(loose) < len(strict)
+
+
+@pytest.mark.parametrize("name", ["ccc", "butterfly"])
+def test_small_cube_families_use_the_greedy_colouring(name):
+    # k = 2 has no section-8 matchings: each edge in exactly one class of a greedy colouring
+    topo = topology(name, k=2)
+    sets = [{(min(v, int(m[v])), max(v, int(m[v]))) for v in np.flatnonzero(m >= 0)}
+            for m in matchings(topo)]
+    edges = {tuple(e) for e in topo.edges.tolist()}
+    assert set().union(*sets) == edges and sum(map(len, sets)) == len(edges)
