@@ -288,3 +288,4 @@ def test_small_cube_families_use_the_greedy_colouring(name):
             for m in matchings(topo)]
     edges = {tuple(e) for e in topo.edges.tolist()}
     assert set().union(*sets) == edges and sum(map(len, sets)) == len(edges)
+
