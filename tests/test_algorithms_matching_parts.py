@@ -315,3 +315,22 @@ def test_lookahead_gives_a_valid_schedule_at_least_as_short():
     plain = validate(matching_schedule(topo, dist_exp=2.0))
     ahead = validate(matching_schedule(topo, dist_exp=2.0, lookahead=1, candidates=2))
     assert ahead.valid and ahead.R <= plain.R
+
+
+def test_lookahead_suppresses_a_tenth_of_the_matched_edges(monkeypatch):
+    # section 4.2: each other candidate drops max(1, |M| // 10) edges of the best matching M
+    seen = []
+    real = mm._round
+
+    def spy(state, matcher, tau, suppress=None):
+        plan, mate = real(state, matcher, tau, suppress)
+        seen.append((int((mate >= 0).sum()) // 2, None if suppress is None else len(suppress)))
+        return plan, mate
+
+    monkeypatch.setattr(mm, "_round", spy)
+    state = _State(_Graph(topology("mesh", a=6, b=6)), np.arange(36), "bfs", 2.0)
+    mm._lookahead_round(state, "exact", None, 1, 1, np.arange(36), 3, None)
+    used = seen[0][0]
+    assert used == 18 and seen[0][1] is None
+    cut = [k for _, k in seen[1:] if k is not None]
+    assert cut == [max(1, used // 10)] * 2  # two other candidates, 1 edge each
