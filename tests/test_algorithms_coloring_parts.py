@@ -289,3 +289,43 @@ def test_small_cube_families_use_the_greedy_colouring(name):
     edges = {tuple(e) for e in topo.edges.tolist()}
     assert set().union(*sets) == edges and sum(map(len, sets)) == len(edges)
 
+
+
+def _shortest_string(topo):
+    """The fewest rounds of any colour string, by breadth-first search over states."""
+    mates, n = matchings(topo), topo.n
+    start = tuple(1 << v for v in range(n))
+    level, seen, depth = {start}, {start}, 0
+    while True:
+        if any(all(k == (1 << n) - 1 for k in s) for s in level):
+            return depth
+        nxt = set()
+        for s in level:
+            for m in mates:
+                t = tuple(s[v] | s[int(m[v])] if m[v] >= 0 else s[v] for v in range(n))
+                if t not in seen:
+                    seen.add(t)
+                    nxt.add(t)
+        level, depth = nxt, depth + 1
+
+
+@pytest.mark.parametrize("name,params", [("mesh", {"a": 3, "b": 3}), ("pancake", {"k": 4}),
+                                         ("ccc", {"k": 3}), ("butterfly", {"k": 3}),
+                                         ("mesh", {"a": 2, "b": 5}), ("torus", {"a": 3, "b": 4})])
+def test_unfiltered_search_with_budget_is_exhaustive(name, params):
+    # f = 0 and a budget never reached: only sound pruning is left (a repeat moves
+    # nothing; a node at most doubles its items per round), so the shortest string
+    topo = topology(name, **params)
+    found = search_colors(topo, f=0.0, max_rounds=12, budget=10 ** 6)
+    assert len(found) == _shortest_string(topo)
+
+
+def test_search_does_not_prune_a_node_that_catches_up_at_once():
+    # A real bug found here: the search pruned when the least-informed node could
+    # not reach n by doubling, but a node may learn many items at once from a
+    # well-informed partner; it missed "1021" (4 rounds, the optimum) on this graph
+    topo = topology("explicit", n=7, edges=[[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [5, 6],
+                                            [1, 5], [0, 3]])
+    assert _shortest_string(topo) == 4
+    found = search_colors(topo, f=0.0, budget=10 ** 6)
+    assert len(found) == 4 and validate(color_schedule(topo, found)).R == 4
