@@ -156,3 +156,32 @@ def test_allport_gossip_dispatch():
 def test_topology_text_leaves_out_edges():
     assert topology_text(topology("mesh", a=2, b=3)) == "mesh(a=2, b=3)"
     assert topology_text(topology("explicit", n=3, edges=[[0, 1], [1, 2]])) == "explicit(n=3)"
+
+
+@pytest.mark.parametrize("edges", [
+    [[0, 1], [1, 2], [1, 3], [3, 4], [3, 5], [5, 6], [0, 7]],
+    [[0, 1], [0, 2], [0, 3], [3, 4], [4, 5], [4, 6], [6, 7], [6, 8]],
+    [[0, 1], [1, 2], [2, 3], [3, 4], [2, 5], [5, 6], [6, 7], [1, 8], [8, 9]],
+])
+def test_a_leaf_takes_the_rarest_item_then_the_next_in_cyclic_order(edges):
+    # a leaf has one neighbour, so its choice is its first preference: the item
+    # fewest nodes hold (at the round's start), ties to the next id after it (mod n)
+    t = topology("explicit", n=1 + max(max(e) for e in edges), edges=edges)
+    n = t.n
+    degree = np.bincount(np.array(edges).ravel(), minlength=n)
+    nb = {v: [b if a == v else a for a, b in edges if v in (a, b)][0] for v in range(n)
+          if degree[v] == 1}
+    s = greedy_allport(t)
+    K = np.eye(n, dtype=bool)
+    checked = 0
+    for r in s.rounds:
+        holders = K.sum(axis=0)
+        for v, u in nb.items():
+            cand = [x for x in range(n) if K[u, x] and not K[v, x]]
+            got = [m.items[0] for m in r if m.dst[0] == v]
+            if cand:
+                assert got == [min(cand, key=lambda x: (holders[x], (x - v) % n))], (v, cand)
+                checked += len(cand) > 1
+        for m in r:
+            K[m.dst[0], m.items[0]] = True
+    assert checked >= 3  # leaves had a real choice
