@@ -162,3 +162,10 @@ def test_size_limit(monkeypatch):
 
 def test_power_of_two():
     assert [n for n in range(1, 20) if rd._power_of_two(n)] == [1, 2, 4, 8, 16]
+
+
+def test_token_forwarding_is_tried_up_to_256_nodes():
+    # the complete graph on 257 nodes (not a power of two): the tokens would take one
+    # round, the tree two, but 257 nodes is past MAX_TOKEN_FORWARDING = 256
+    s = allreduce_schedule(topology("complete", n=257))
+    assert s.origin["algorithm"] == "allreduce-tree" and check(s).R == 2
