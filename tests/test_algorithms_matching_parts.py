@@ -98,12 +98,16 @@ def _mate(n, edges, pick):
     return mate
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_exact_match_is_a_maximum_weight_matching_ties_to_low_ranks(seed):
+def _weighted(seed, top):
+    """The small graph with random integer weights below ``top`` and a random rank."""
     rng = np.random.default_rng(seed)
     g = _Graph(_small())
-    w = rng.integers(0, 4, g.m).astype(float)
-    rank = rng.permutation(g.m)
+    return g, rng.integers(0, top, g.m).astype(float), rng.permutation(g.m)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_match_is_a_maximum_weight_matching_ties_to_low_ranks(seed):
+    g, w, rank = _weighted(seed, 4)
     edges = [tuple(e) for e in g.edges.tolist()]
     # the largest weight, then (among those) the least sum of ranks per edge taken
     # (live edges only: a zero-weight edge is never matched)
@@ -117,10 +121,7 @@ def test_exact_match_is_a_maximum_weight_matching_ties_to_low_ranks(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_greedy_takes_edges_by_weight_then_rank(seed):
-    rng = np.random.default_rng(seed)
-    g = _Graph(_small())
-    w = rng.integers(0, 3, g.m).astype(float)
-    rank = rng.permutation(g.m)
+    g, w, rank = _weighted(seed, 3)
     mate = np.full(6, -1, np.int64)
     for e in sorted(range(g.m), key=lambda e: (-w[e], rank[e])):
         a, b = g.edges[e]
