@@ -125,7 +125,7 @@ def test_complete_graph_needs_explicit_edges():
 
 def test_pairs_to_mate_refuses_non_matchings():
     assert col._pairs_to_mate(4, [(0, 1), (2, 3)]).tolist() == [1, 0, 3, 2]
-    for bad in ([(0, 1), (1, 2)], [(0, 1), (2, 0)], [(2, 2)]):
+    for bad in ([(0, 1), (1, 2)], [(0, 1), (2, 0)], [(2, 2)], [(0, 1), (2, 1)]):
         with pytest.raises(AssertionError, match="not a matching"):
             col._pairs_to_mate(4, bad)
 
