@@ -314,7 +314,8 @@ def _shortest_string(topo):
                                          ("mesh", {"a": 2, "b": 5}), ("torus", {"a": 3, "b": 4})])
 def test_unfiltered_search_with_budget_is_exhaustive(name, params):
     # f = 0 and a budget never reached: only sound pruning is left (a repeat moves
-    # nothing; a node at most doubles its items per round), so the shortest string
+    # nothing; no node knows more than twice the most any node knew a round
+    # before), so the shortest string
     topo = topology(name, **params)
     found = search_colors(topo, f=0.0, max_rounds=12, budget=10 ** 6)
     assert len(found) == _shortest_string(topo)
