@@ -285,11 +285,14 @@ def _dfs(K, partner, R, prefix, f, left, n, two):
         if moved < f * best or left[0] <= 0:
             continue
         left[0] -= 1
-        have = int(_popcount_rows(new).min())
+        counts = _popcount_rows(new)
         rest = R - depth - 1
-        if have == n:
+        if int(counts.min()) == n:
             return prefix + [c]
-        if rest == 0 or have << rest < n:  # a node at most doubles its items per round
+        # No node knows more than twice the most any node knows a round before (its own
+        # plus its partner's). The least-informed node may learn many items at once
+        # from a well-informed partner, so its count is no bound.
+        if rest == 0 or int(counts.max()) << rest < n:
             continue
         found = _dfs(new, partner, R, prefix + [c], f, left, n, two)
         if found is not None:
