@@ -60,3 +60,28 @@ def test_the_papers_table6_string_is_a_candidate():
     s, tried = best_schedule(topology("butterfly", k=6), budget=0.01)
     assert validate(s).R == 12 and "the paper's Table 6" in s.origin["source"]
     assert best_schedule(topology("debruijn", k=3), budget=0.01)[1][-1][0].startswith("matching")
+
+
+def test_the_papers_string_runs_before_the_slow_heuristics_on_large_graphs(monkeypatch):
+    # Table 1's butterfly_10 (10,240 nodes): the string (22 rounds, the paper's
+    # coloring figure) must not wait behind a matching run that the budget cannot stop
+    from pipegossip.model.algorithms import portfolio
+    monkeypatch.setattr(portfolio, "CHEAP_FIRST_NODES", 10)
+    s, tried = best_schedule(topology("butterfly", k=4), budget=0)
+    assert tried[0] == ("coloring 0123023 (the paper's Table 6)", 7, 63)
+    assert validate(s).R == 7
+    assert all(name != "matching potential" for name, _, _ in tried)
+
+
+def test_exact_matching_is_a_candidate_where_auto_is_greedy(monkeypatch):
+    # Table 1's de Bruijn_13 has 16,381 edges: "auto" matches greedily there. The
+    # exact run comes first; on de Bruijn_8 it needs 15 rounds, greedy 16 (same setting).
+    from pipegossip.model.algorithms import matching, portfolio
+    monkeypatch.setattr(matching, "EXACT_MAX_EDGES", 100)
+    monkeypatch.setattr(portfolio, "CHEAP_FIRST_NODES", 10)  # no cheap potential run first
+    topo = topology("debruijn", k=8)
+    assert validate(matching_schedule(topo, dist_exp=4.0)).R == 16
+    _, tried = best_schedule(topo, budget=0.01)
+    assert tried[0] == ("matching bfs de=4 exact", 15, 739)
+    _, tried = best_schedule(topo, budget=0.01, matcher="greedy")
+    assert all("exact" not in name for name, _, _ in tried)

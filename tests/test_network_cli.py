@@ -160,6 +160,23 @@ def test_table5_by_the_portfolio(capsys, tmp_path):
     assert "--tries applies only without --best" in capsys.readouterr().err
 
 
+def test_table5_gossip_past_the_node_limit_is_a_row_that_says_so(monkeypatch, capsys, tmp_path):
+    from pipegossip import network_sweep
+    monkeypatch.setattr(network_sweep, "MAX_GOSSIP_NODES", 20)
+    assert main(["network-table", "table5", "--max-k", "5", "--min-k", "4", "--families",
+                 "debruijn", "--best", "1", "--format", "json", "--workers", "0",
+                 "--store", str(tmp_path)]) == 0
+    small, big = json.loads(capsys.readouterr().out)
+    assert (small["graph"], small["R"], small["status"]) == ("debruijn_4", 6, "done")
+    assert (big["graph"], big["n"], big["R"], big["status"]) == ("debruijn_5", 32, None, "not run")
+    assert big["paper_HR"] == 8 and big["error"] == "gossip is limited to 20 nodes"
+    # broadcast (table4) has no such limit
+    assert main(["network-table", "table4", "--max-k", "5", "--min-k", "5", "--families",
+                 "debruijn", "--best", "1", "--format", "json", "--workers", "0",
+                 "--store", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["status"] == "done"
+
+
 def test_table3_by_the_portfolio_on_the_sweep_runner(monkeypatch, capsys, tmp_path):
     from pipegossip import network_tables
     tables = network_tables.paper_tables()
