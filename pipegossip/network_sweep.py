@@ -5,18 +5,25 @@ Every row is one sweep job (:func:`portfolio_row`): ``schedule best``'s portfoli
 (:func:`pipegossip.model.algorithms.portfolio.best_schedule`) with ``SECONDS`` of CPU
 per row, the winner validated again in the job. Results are cached in the sweep store
 (``--store``; ``--no-cache`` recomputes), the rows run side by side on Dask
-(``--workers``, ``--scheduler``; ``--workers 0`` in this process) and ``--timeout``
-stops a row outright. A failed or stopped row is printed with its error.
+(``--workers``, ``--scheduler``; ``--workers 0``: one row at a time, each in a child
+process that a signal stops at once) and ``--timeout`` stops a row outright. A failed
+or stopped row is printed with its error.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from .limits import MAX_GOSSIP_NODES
 from .sweep import Job, SweepOptions, run_sweep
 
 __all__ = ["portfolio_row", "best_rows"]
+
+#: ``--workers 0`` runs each row in a child process with this "timeout": no
+#: limit in practice (11 days; the poll under `communicate` takes at most 24), only the
+#: child that a signal can stop.
+IN_CHILD_S = 1e6
 
 #: What a row's result depends on besides pipegossip itself.
 TOOLS = ("numpy", "numba", "rustworkx")
@@ -87,6 +94,13 @@ def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_
                                    "tau": tau, "budget": budget}, TOOLS,
                    label=cols["graph"] + ("" if tau is None else f" tau={tau:g}"))
             for (cols, topo, prim, root, tau), over in zip(specs, big) if not over]
+    if options.workers == 0 and options.timeout is None:
+        # A row's search can sit for minutes in compiled code that holds the
+        # interpreter (a matcher, a kernel), where no signal handler runs: a
+        # SIGTERM was seen ignored for 20 s. In a child process of its own
+        # (the sweep's --timeout path, here without a limit) the row is killed
+        # with its process group the moment this process takes the signal.
+        options = dataclasses.replace(options, timeout=IN_CHILD_S)
     outcomes = iter(run_sweep(f"network-{name}", jobs, options).outcomes if jobs else ())
     for (cols, spec, prim, root, tau), over in zip(specs, big):
         if over:

@@ -229,3 +229,28 @@ def test_optimum_table_command(monkeypatch, capsys):
 def test_optimum_table_models_refused(capsys, argv, text):
     assert main(["network-table", *argv]) == 2
     assert text in capsys.readouterr().err
+
+
+def test_best_rows_in_this_process_run_each_row_in_a_child_a_signal_can_stop(monkeypatch,
+                                                                               tmp_path):
+    # A row's search may hold the interpreter in compiled code for minutes, where
+    # no signal handler runs (a SIGTERM was ignored for 20 s): with --workers 0
+    # each row runs in the sweep's killable child, with no time limit.
+    from pipegossip import network_sweep
+    from pipegossip.sweep import SweepOptions
+    seen = []
+
+    def run(name, jobs, options):
+        seen.append(options)
+        raise KeyboardInterrupt  # stop here: only the options matter
+
+    monkeypatch.setattr(network_sweep, "run_sweep", run)
+    from pipegossip import network_tables
+    paper = network_tables.paper_tables()
+    for workers, timeout, expect in ((0, None, network_sweep.IN_CHILD_S), (0, 30.0, 30.0),
+                                     (2, None, None)):
+        options = SweepOptions(tmp_path / "store", workers=workers, timeout=timeout)
+        with pytest.raises(KeyboardInterrupt):
+            list(network_sweep.best_rows("table5", paper, 1.0, options, max_k=3,
+                                         families=("debruijn",)))
+        assert seen[-1].timeout == expect and seen[-1].workers == workers
