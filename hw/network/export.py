@@ -9,7 +9,7 @@ from ...model.schedules.topologies import Topology
 from ..export import check_module_name, plain_internal_names
 from .fabric import NetworkFabric
 
-__all__ = ["network_verilog_text", "TOP"]
+__all__ = ["network_verilog_text", "size_verilog_text", "TOP"]
 
 #: The default top-module name.
 TOP = "pipegossip_network_fabric"
@@ -40,3 +40,13 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
             # the banked store's header is unchanged, so its texts (and build caches) are too
             + (f"bank_depth={z.bank_depth or z.slots} op={op}" if store == "banks"
                else f"op={op} store={store}") + "\n" + text)
+
+
+def size_verilog_text(topology: Topology, size, op: str = "sum", name: str = TOP) -> str:
+    """:func:`network_verilog_text` for a :class:`~pipegossip.hw.ports.NetworkSize`.
+
+    The one way a simulation build gets its fabric's text, so that the trace
+    and the fast mode compile the same Verilog byte for byte.
+    """
+    return network_verilog_text(topology, size.width, size.depth, size.slots, op, name=name,
+                                bank_depth=size.bank_depth, store=size.store)

@@ -112,11 +112,20 @@ def rom_verilog(width: int, depth: int) -> str:
     Filled by ``$readmemh`` from :data:`EXPECT_FILE` at time 0 (Verilator and
     Icarus both resolve the name against the simulator's working folder).
     """
+    return readmem_rom(ROM_MODULE, EXPECT_FILE, width, depth)
+
+
+def readmem_rom(module: str, file: str, width: int, depth: int) -> str:
+    """A Verilog ROM ``module`` of ``depth`` rows of ``width`` bits filled from ``file``.
+
+    Read combinationally; ``$readmemh`` at time 0. The fast tops' ROMs all
+    take this one text.
+    """
     abits = max(1, (depth - 1).bit_length())
-    return (f"module {ROM_MODULE}(input wire [{abits - 1}:0] addr, "
+    return (f"module {module}(input wire [{abits - 1}:0] addr, "
             f"output wire [{width - 1}:0] data);\n"
             f"  reg [{width - 1}:0] mem [0:{depth - 1}];\n"
-            f"  initial $readmemh(\"{EXPECT_FILE}\", mem);\n"
+            f"  initial $readmemh(\"{file}\", mem);\n"
             f"  assign data = mem[addr];\n"
             f"endmodule\n")
 

@@ -45,6 +45,7 @@ from ...hw.network.fabric import LATENCY, NetworkFabric
 from ...hw.ports import NetworkSize, network_ports
 from ...model.schedules.network_program import links_of
 from ..judge.network import CHECKS
+from .checker import readmem_rom
 
 __all__ = ["NetworkFastTop", "FastLayout", "CHECKS", "NET_FAST_TOP", "ROM_FILES", "NO_PLACE",
            "FINAL_CYCLE", "INPUTS", "SUMMARY", "rom_module"]
@@ -128,13 +129,7 @@ def _slices(row, fields, base: int = 0) -> dict:
 
 def rom_module(rom: str, width: int, depth: int) -> str:
     """The Verilog of ROM ``rom``: ``depth`` rows, read combinationally, loaded at time 0."""
-    abits = max(1, (depth - 1).bit_length())
-    return (f"module pg_net_{rom}_rom(input wire [{abits - 1}:0] addr, "
-            f"output wire [{width - 1}:0] data);\n"
-            f"  reg [{width - 1}:0] mem [0:{depth - 1}];\n"
-            f"  initial $readmemh(\"{ROM_FILES[rom]}\", mem);\n"
-            f"  assign data = mem[addr];\n"
-            f"endmodule\n")
+    return readmem_rom(f"pg_net_{rom}_rom", ROM_FILES[rom], width, depth)
 
 
 def _first(bits: list, none: int = NO_PLACE):

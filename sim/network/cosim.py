@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...hw.network.export import TOP, network_verilog_text
+from ...hw.network.export import TOP, size_verilog_text
 from ...hw.network.fabric import network_size
 from ...hw.ports import NetworkSize, network_ports
 from ...model.schedules.ir import Schedule
@@ -51,9 +51,7 @@ def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
     CosimError
         The toolchain failed.
     """
-    verilog = network_verilog_text(program.topology, size.width, size.depth, size.slots,
-                                   program.op, name=TOP, bank_depth=size.bank_depth,
-                                   store=size.store)
+    verilog = size_verilog_text(program.topology, size, program.op)
     return build_program_fabric(size, verilog, network_ports(size), _slug(program, size),
                                 "network", TOP, root=root, progress=progress)
 

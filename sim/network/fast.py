@@ -32,7 +32,7 @@ from amaranth.back import verilog as amaranth_verilog
 from amaranth.lib import wiring
 
 from ...hw.export import plain_internal_names
-from ...hw.network.export import TOP, network_verilog_text
+from ...hw.network.export import size_verilog_text
 from ...hw.network.fabric import LATENCY
 from ...hw.network.load import item_words
 from ...hw.ports import NetworkSize, Port
@@ -180,9 +180,7 @@ def build_network_fast(program: NetworkProgram, size: NetworkSize, depths: dict[
     CosimError
         The toolchain failed.
     """
-    fabric = network_verilog_text(program.topology, size.width, size.depth, size.slots,
-                                  program.op, name=TOP, bank_depth=size.bank_depth,
-                                  store=size.store)
+    fabric = size_verilog_text(program.topology, size, program.op)
     top = NetworkFastTop(size, program.topology, program.op, depths)
     lay = top.layout
     text = (fabric + "\n" + "".join(rom_module(r, lay.width(r), depths[r]) for r in ROM_FILES)
