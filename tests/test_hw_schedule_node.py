@@ -30,7 +30,7 @@ def test_node_sends_receives_stores_and_combines():
         words_in = [0x11, 0x22, 0x33]
         for c in range(len(prog) + 2):
             ctx.set(dut.fetch_en, int(c < len(prog)))
-            ctx.set(dut.fetch_next, c + 1 if c + 1 < len(prog) else 0)  # read a cycle ahead
+            ctx.set(dut.fetch_addr, min(c, len(prog) - 1))
             x = c - 2
             if 0 <= x < len(prog):
                 ctx.set(dut.in_word, words_in[x])
@@ -139,7 +139,8 @@ def test_a_receive_and_an_item_write_into_one_slot_at_one_edge_receive_wins():
 
     async def bench(ctx):
         await load_node(ctx, dut, [], [lay.encode(recv=1, source=1, recv_slot=1)])
-        ctx.set(dut.fetch_en, 1)  # entry 0: fetch_next is 0 while idle
+        ctx.set(dut.fetch_en, 1)
+        ctx.set(dut.fetch_addr, 0)
         await ctx.tick()
         ctx.set(dut.fetch_en, 0)
         await ctx.tick()  # the exchange stage now receives into slot 1
@@ -187,7 +188,7 @@ def test_parameters_below_their_minimum_are_refused(n, width, depth, slots):
 def test_the_smallest_node_is_built():
     # n=2 and one-bit words, one entry, one slot: each parameter at its minimum
     dut = ScheduleNode(2, 1, 1, 1)
-    assert Shape.cast(dut.signature.members["fetch_next"].shape).width == 1
+    assert Shape.cast(dut.signature.members["fetch_addr"].shape).width == 1
 
 
 def _ports(dut):
@@ -199,13 +200,13 @@ def _ports(dut):
     (2, 8, 1, 1, 1, 1, 1), (3, 5, 2, 3, 1, 2, 2), (5, 6, 4, 4, 2, 2, 3),
     (4, 8, 5, 5, 3, 3, 2), (8, 3, 8, 9, 3, 4, 3), (9, 3, 9, 8, 4, 3, 4)])
 def test_every_port_has_the_documented_direction_and_width(n, width, depth, slots, aw, sw, pw):
-    # fetch_next/prog_addr ceil(log2 depth) (at least 1); slots SW and
+    # fetch_addr/prog_addr ceil(log2 depth) (at least 1); slots SW and
     # sources PW as in EntryLayout; strobes one bit
     dut = ScheduleNode(n, width, depth, slots)
     assert (dut.layout.slot_bits, dut.layout.node_bits) == (sw, pw)
     I, O = Flow.In, Flow.Out
     assert _ports(dut) == {
-        "fetch_en": (I, 1), "fetch_next": (I, aw), "clear": (I, 1),
+        "fetch_en": (I, 1), "fetch_addr": (I, aw), "clear": (I, 1),
         "prog_we": (I, 1), "prog_addr": (I, aw), "prog_data": (I, dut.layout.width),
         "item_we": (I, 1), "item_slot": (I, sw), "item_data": (I, width),
         "acc_we": (I, 1), "acc_data": (I, width), "rd_slot": (I, sw), "in_word": (I, width),
@@ -298,7 +299,7 @@ def test_forwarding_combines_without_storing_and_sends_the_accumulator():
         seen["loaded"] = ctx.get(dut.acc)
         for c in range(len(prog) + 2):
             ctx.set(dut.fetch_en, int(c < len(prog)))
-            ctx.set(dut.fetch_next, c + 1 if c + 1 < len(prog) else 0)  # read a cycle ahead
+            ctx.set(dut.fetch_addr, min(c, len(prog) - 1))
             x = c - 2
             if 0 <= x < len(prog):
                 ctx.set(dut.in_word, 0x05 if x == 0 else 0x70)
@@ -380,7 +381,8 @@ def test_a_receive_one_edge_after_an_item_write_into_its_slot_overwrites_it():
 
     async def bench(ctx):
         await load_node(ctx, dut, [], [lay.encode(recv=1, source=1, recv_slot=1)])
-        ctx.set(dut.fetch_en, 1)  # entry 0: fetch_next is 0 while idle
+        ctx.set(dut.fetch_en, 1)
+        ctx.set(dut.fetch_addr, 0)
         await ctx.tick()
         ctx.set(dut.fetch_en, 0)
         _item(ctx, dut, 1, 0x99)  # taken at this edge, one before the receive's
@@ -407,7 +409,8 @@ def test_a_clear_with_a_receive_and_an_item_write_into_one_slot_holds_nothing():
 
     async def bench(ctx):
         await load_node(ctx, dut, [(0, 0x12)], [lay.encode(recv=1, source=1, recv_slot=1)])
-        ctx.set(dut.fetch_en, 1)  # entry 0: fetch_next is 0 while idle
+        ctx.set(dut.fetch_en, 1)
+        ctx.set(dut.fetch_addr, 0)
         await ctx.tick()
         ctx.set(dut.fetch_en, 0)
         await ctx.tick()
@@ -442,7 +445,7 @@ def test_a_send_read_at_a_clash_sends_the_received_word():
                                                 lay.encode(send=1, send_slot=1)])
         for c in range(2):
             ctx.set(dut.fetch_en, 1)
-            ctx.set(dut.fetch_next, c + 1 if c < 1 else 0)
+            ctx.set(dut.fetch_addr, c)
             await ctx.tick()
         ctx.set(dut.fetch_en, 0)
         assert ctx.get(dut.recv_valid)  # entry 0 exchanged, entry 1 read

@@ -33,7 +33,7 @@ def test_node_item_write_while_running_lands_and_a_clash_with_a_receive_loses():
         # fetch entries 0..3 in cycles 0..3; entry e is read in e+1, exchanged in e+2
         for c in range(len(prog) + 2):
             ctx.set(dut.fetch_en, int(c < len(prog)))
-            ctx.set(dut.fetch_next, c + 1 if c + 1 < len(prog) else 0)  # read a cycle ahead
+            ctx.set(dut.fetch_addr, min(c, len(prog) - 1))
             # cycle 2: slot 0 gets a new word while entry 0 is exchanged and entry 1 read
             # cycle 3: slot 2, read for entry 3 in cycle 4, gets a new word
             # cycle 4: a write into slot 1, which entry 2's receive fills at the same edge

@@ -173,8 +173,8 @@ class ScheduleFabric(wiring.Component):
         xbar = m.submodules.crossbar = Crossbar(n, z.width)
 
         seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n)
-        fetch_en, take, kind, node_sel, header = (seq.fetch_en, seq.take, seq.kind,
-                                                  seq.node_sel, seq.header)
+        fetch_en, addr, take, kind, node_sel, header = (seq.fetch_en, seq.addr, seq.take,
+                                                        seq.kind, seq.node_sel, seq.header)
         item_any = self.load.valid & kind[LoadKind.ITEM]  # ITEM writes: idle or running
         ld = self.load
 
@@ -183,7 +183,7 @@ class ScheduleFabric(wiring.Component):
             mine = take & node_sel[i]
             m.d.comb += [
                 node.fetch_en.eq(fetch_en),
-                node.fetch_next.eq(seq.next_addr),
+                node.fetch_addr.eq(addr),
                 node.clear.eq(header),
                 node.prog_we.eq(mine & kind[LoadKind.PROGRAM]),
                 node.prog_addr.eq(ld.addr),
@@ -231,7 +231,6 @@ class Sequencer(NamedTuple):
 
     fetch_en: Signal  #: every node fetches the entry at ``addr`` this cycle
     addr: Signal  #: the program address fetched
-    next_addr: Signal  #: the address the next cycle's fetch takes, if any (0 while idle)
     take: Signal  #: a load write is taken (valid and not busy)
     kind: Signal  #: one-hot of ``load.kind`` (4 bits)
     node_sel: Signal  #: one-hot of ``load.node``
@@ -264,16 +263,8 @@ def program_sequencer(m: Module, fabric, count_bits: int, addr_bits: int, n: int
     addr = Signal(addr_bits)
     m.d.comb += [fetch_en.eq((begin & (length != 0)) | f_on),
                  addr.eq(Mux(begin, 0, fp))]
-    # The next fetch's address, for nodes that read their program a cycle
-    # ahead: fp + 1 while fetching, 1 at a start, else 0 (a run starts at 0).
-    # From registers (fp1 is fp + 1) so that no adder reaches the memories.
-    fp1 = Signal(addr_bits)
-    next_addr = Signal(addr_bits)
-    m.d.comb += next_addr.eq(Mux(f_on, fp1, begin & (length != 0)))
-    after = Signal(count_bits)  # addr + 1
-    m.d.comb += after.eq(addr + 1)
     with m.If(fetch_en):
-        m.d.sync += [fp.eq(after), fp1.eq(after + 1), f_on.eq(after < length)]
+        m.d.sync += [fp.eq(addr + 1), f_on.eq(addr + 1 < length)]
     with m.If(begin):
         m.d.sync += ran.eq(1)
     m.d.sync += [r_valid.eq(fetch_en), r_addr.eq(addr), x_valid.eq(r_valid),
@@ -288,4 +279,4 @@ def program_sequencer(m: Module, fabric, count_bits: int, addr_bits: int, n: int
     with m.If(header):
         # the driver keeps length <= depth (the compilers refuse longer programs)
         m.d.sync += length.eq(ld.data[:count_bits])
-    return Sequencer(fetch_en, addr, next_addr, take, kind, node_sel, header)
+    return Sequencer(fetch_en, addr, take, kind, node_sel, header)

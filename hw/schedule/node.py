@@ -8,7 +8,6 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.schedules.program import EntryLayout
-from ..bits import or_tree
 from ..params import check_int
 
 __all__ = ["ScheduleNode", "one_hot", "select_by"]
@@ -20,12 +19,9 @@ class ScheduleNode(wiring.Component):
     The node runs a two-stage pipeline behind its program fetch (all nodes of
     a fabric in lockstep, addresses from the fabric):
 
-    * **fetch** (cycle f): ``fetch_en`` high; the entry fetched is the one
-      at the address ``fetch_next`` held in cycle f-1 (the program memory is
-      read a cycle ahead: ``fetch_next`` is always the address the next
-      fetch would take, 0 while idle);
-    * **read** (f+1): the entry is in registers; its send slot addresses the
-      store;
+    * **fetch** (cycle f): ``fetch_en`` high, ``fetch_addr`` = entry address;
+    * **read** (f+1): the entry is out of the program memory; its send slot
+      addresses the store;
     * **exchange** (f+2): the slot's word (or, with ``send_acc``, the
       accumulator) is on ``out_word``; ``select`` picks the entry's source at
       the crossbar; the word on ``in_word`` is written to the entry's receive
@@ -66,10 +62,8 @@ class ScheduleNode(wiring.Component):
     Attributes
     ----------
     fetch_en : In(1)
-        Fetch an entry this cycle: the one at last cycle's ``fetch_next``.
-    fetch_next : In(ceil(log2 depth))
-        The address of the next cycle's fetch (0 while idle: a run starts at
-        entry 0). A program write is seen by a fetch one edge later.
+        Fetch the entry at ``fetch_addr`` this cycle.
+    fetch_addr : In(ceil(log2 depth))
     clear : In(1)
         Clear every held bit and the accumulator at this edge.
     prog_we, prog_addr, prog_data : In
@@ -110,7 +104,7 @@ class ScheduleNode(wiring.Component):
         aw = max(1, (depth - 1).bit_length())
         sw, pw = self.layout.slot_bits, self.layout.node_bits
         super().__init__({
-            "fetch_en": In(1), "fetch_next": In(aw), "clear": In(1),
+            "fetch_en": In(1), "fetch_addr": In(aw), "clear": In(1),
             "prog_we": In(1), "prog_addr": In(aw), "prog_data": In(self.layout.width),
             "item_we": In(1), "item_slot": In(sw), "item_data": In(width),
             "acc_we": In(1), "acc_data": In(width),
@@ -131,23 +125,13 @@ class ScheduleNode(wiring.Component):
         m = Module()
         n, slots = self._n, self._slots
         lay = self.layout
-        sw = lay.slot_bits
+        sw, pw = lay.slot_bits, lay.node_bits
 
-        # The program memory is read one cycle ahead, at the address the next
-        # fetch will take (``fetch_next``), and the entry is registered at the
-        # fetch: the read stage then starts at flip-flops, not at the memory's
-        # output (a block RAM's clock-to-output and its long route were the
-        # head of the fabric's critical path on iCE40). Transparent for the
-        # program write, so a fetch still sees a write taken one edge earlier.
         prog = m.submodules.prog = Memory(shape=lay.width, depth=self._depth, init=[])
         pwr = prog.write_port()
-        prd = prog.read_port(transparent_for=(pwr,))
+        prd = prog.read_port()
         m.d.comb += [pwr.en.eq(self.prog_we), pwr.addr.eq(self.prog_addr),
-                     pwr.data.eq(self.prog_data), prd.addr.eq(self.fetch_next)]
-        ahead = prd.data  # the entry fetched in this cycle (when fetch_en)
-
-        def field(name):
-            return self._field(ahead, name)
+                     pwr.data.eq(self.prog_data), prd.addr.eq(self.fetch_addr)]
 
         # The store is flip-flops (two write ports and a transparent read do not
         # map to block RAM), written out here so that the item write can be
@@ -155,41 +139,40 @@ class ScheduleNode(wiring.Component):
         # is: the store survives a reset, and so does a write taken at its edge.
         words = [Signal(self._width, name=f"store{k}", reset_less=True) for k in range(slots)]
 
-        # Read stage registers, loaded at the fetch; every one-hot is decoded
-        # here, a cycle early, so that no stage after the fetch decodes a field.
-        fe = self.fetch_en
+        # read stage
         r_valid = Signal()
-        r_send, r_sacc, r_recv, r_comb = Signal(), Signal(), Signal(), Signal()
-        r_slot, r_rslot, r_src = Signal(sw), Signal(sw), Signal(lay.node_bits)
-        r_sel = Signal(n)  # the source, one-hot, 0 when neither receiving nor combining
-        r_recv_oh = Signal(slots)  # the receive slot, one-hot, 0 when not receiving
-        r_read_oh = Signal(slots)  # the send slot read, one-hot, 0 when idle or forwarded
-        recv = fe & field("recv")
-        comb = fe & field("combine")
-        m.d.sync += [
-            r_valid.eq(fe),
-            r_send.eq(fe & field("send")),
-            r_sacc.eq(fe & field("send") & field("send_acc")),
-            r_recv.eq(recv),
-            # a combined accumulator word is selected but not stored
-            r_comb.eq(comb),
-            # 0 when not fetching: the trace shows no stale entry between runs
-            r_slot.eq(Mux(fe, field("send_slot"), 0)),
-            r_rslot.eq(Mux(fe, field("recv_slot"), 0)),
-            r_src.eq(Mux(fe, field("source"), 0)),
-            r_recv_oh.eq(Mux(recv, one_hot(m, field("recv_slot"), slots, "recv_onehot"), 0)),
-            r_sel.eq(Mux(recv | comb, one_hot(m, field("source"), n, "source_onehot"), 0)),
-        ]
+        m.d.sync += r_valid.eq(self.fetch_en)
+        entry = prd.data
+        r_addr = Signal(sw)  # the store slot read in this cycle (read stage, or read-back)
+        m.d.comb += r_addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
 
-        # exchange stage registers: the read stage's, one edge later
-        x_send, x_sacc, x_recv, x_comb = Signal(), Signal(), Signal(), Signal()
-        x_slot, x_rslot, x_src = Signal(sw), Signal(sw), Signal(lay.node_bits)
+        # exchange stage registers
+        x_send = Signal()
+        x_sacc = Signal()
+        x_recv = Signal()
+        x_comb = Signal()
+        x_slot = Signal(sw)
+        x_rslot = Signal(sw)
+        x_src = Signal(pw)
         onehot = Signal(n)
-        x_recv_oh = Signal(slots)  # the store's write enables are flip-flops
-        m.d.sync += [x_send.eq(r_send), x_sacc.eq(r_sacc), x_recv.eq(r_recv),
-                     x_comb.eq(r_comb), x_slot.eq(r_slot), x_rslot.eq(r_rslot),
-                     x_src.eq(r_src), onehot.eq(r_sel), x_recv_oh.eq(r_recv_oh)]
-
+        x_recv_oh = Signal(slots)  # the receive slot, one-hot: the store's enables are flip-flops
+        recv = r_valid & self._field(entry, "recv")
+        comb = r_valid & self._field(entry, "combine")
+        source = self._field(entry, "source")
+        m.d.sync += [
+            x_send.eq(r_valid & self._field(entry, "send")),
+            x_sacc.eq(r_valid & self._field(entry, "send") & self._field(entry, "send_acc")),
+            x_recv.eq(recv),
+            # a combined accumulator word is selected but not stored
+            x_comb.eq(comb),
+            x_slot.eq(self._field(entry, "send_slot")),
+            x_rslot.eq(self._field(entry, "recv_slot")),
+            x_recv_oh.eq(Mux(recv, one_hot(m, self._field(entry, "recv_slot"), slots,
+                                           "recv_onehot"), 0)),
+            x_src.eq(source),
+            # decoded here, a cycle early, so the crossbar sees flip-flops
+            onehot.eq(Mux(recv | comb, one_hot(m, source, n), 0)),
+        ]
         # The item write is registered (``pend``) and written into the store
         # one edge later; a read addressed in the cycle it was taken reads it
         # from the register. Contract unchanged (seen by a read addressed in
@@ -209,38 +192,27 @@ class ScheduleNode(wiring.Component):
                 m.d.sync += word.eq(self.in_word)
             with m.Elif(pend[k]):
                 m.d.sync += word.eq(pend_data)
-
         # The store is read in the read stage and the word registered (``rdata``),
-        # so the exchange stage starts at a flip-flop. What the edge ending the
-        # read stage writes is forwarded into the register instead, latest
-        # first: the receive into the slot read (the word on ``in_word``), an
-        # item write into it, the pending item write, else the store. The
-        # send's two forwarding cases known at the fetch (the receive of the
-        # entry then in the read stage, the item write pended at the fetch's
-        # edge) are decided there and registered with the read one-hot, which
-        # they clear: the read stage only ORs and picks.
-        read_oh = Signal(slots)
-        m.d.comb += read_oh.eq(Mux(fe, one_hot(m, field("send_slot"), slots, "read_onehot"), 0))
-        f_recv, f_pend = Signal(), Signal()  # the send's slot: received / pended at its edge
-        m.d.sync += [f_recv.eq((r_recv_oh & read_oh).any()),
-                     f_pend.eq((landed & read_oh).any()),
-                     r_read_oh.eq(Mux((landed & read_oh).any(), 0, read_oh))]
-        # read-back (idle: the read stage empty), every case decided here
-        rb_recv = select_by(m, self.rd_slot, [x_recv_oh[k] for k in range(slots)], 1, "rb_recv")
-        rb_pend = select_by(m, self.rd_slot, [pend[k] for k in range(slots)], 1, "rb_pend")
-        rb_word = select_by(m, self.rd_slot, words, self._width, "rb_word")
-        r_addr = Mux(r_valid, r_slot, self.rd_slot)
-        r_item = Signal()  # an item write into the slot read, taken at this edge
+        # so the exchange stage starts at a flip-flop: store word -> crossbar
+        # -> the receiving node was the fabric's longest path once the item
+        # port was registered. What the edge ending the read stage writes is
+        # forwarded into the register instead, latest first: the receive into
+        # the slot read (the word on ``in_word``), an item write into it, the
+        # pending item write, else the store.
+        r_recv = select_by(m, r_addr, [x_recv_oh[k] for k in range(slots)], 1, "r_recv")
+        r_item = Signal()
         m.d.comb += r_item.eq(self.item_we & (self.item_slot == r_addr))
-        take_in = Signal()  # the received word is the one read
-        m.d.comb += take_in.eq(Mux(r_valid, f_recv, rb_recv))
-        rest = Signal(self._width)  # store or pending word, 0 for none
-        m.d.comb += rest.eq(
-            or_tree([r_read_oh[k].replicate(self._width) & words[k] for k in range(slots)])
-            | f_pend.replicate(self._width) & pend_data
-            | (~r_valid).replicate(self._width) & Mux(rb_pend, pend_data, rb_word))
+        r_pend = select_by(m, r_addr, [pend[k] for k in range(slots)], 1, "r_pend")
+        stored = select_by(m, r_addr, words, self._width, "stored")
         rdata = Signal(self._width, reset_less=True)
-        m.d.sync += rdata.eq(Mux(take_in, self.in_word, Mux(r_item, self.item_data, rest)))
+        with m.If(r_recv):
+            m.d.sync += rdata.eq(self.in_word)
+        with m.Elif(r_item):
+            m.d.sync += rdata.eq(self.item_data)
+        with m.Elif(r_pend):
+            m.d.sync += rdata.eq(pend_data)
+        with m.Else():
+            m.d.sync += rdata.eq(stored)
 
         acc = Signal(self._width)
         m.d.comb += [
