@@ -317,9 +317,13 @@ def _prepare_network_board(args: argparse.Namespace):
     fault = _planted(args, lambda kind: plant_network_fault(image.program, image.entries, kind))
     image.entries, node = fault or (image.entries, None)
     z, p = image.size, image.program
+    # The store as for a bare build: the board's device's (single on iCE40, banks on
+    # ECP5) unless --store or --bank-depth says; the image's entries do not depend on it.
     job = prepare_network(p.topology, z.width, z.depth, z.slots, p.op, device=args.device,
                           clock_mhz=args.clock, pnr_seed=args.pnr_seed,
-                          bank_depth=z.bank_depth, board=args.board, image=image.encoded())
+                          bank_depth=args.bank_depth,
+                          store=args.store or ("banks" if args.bank_depth is not None else None),
+                          board=args.board, image=image.encoded())
     job.netlist = args.simulate
     return job, node
 

@@ -3,6 +3,7 @@
 writes -> the same program), the self-test in Amaranth's simulator (PASS, and FAIL at the
 planted fault's node), the status line, the CLI's refusals, and the bitstream-level run."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -47,9 +48,11 @@ def _encoded(size, entries):
     return [lay.encode(e) for e in entries]
 
 
-def run_selftest(program, entries, cycles=600):
+def run_selftest(program, entries, cycles=600, store="banks"):
     """The first verdict of a network self-test holding ``entries``: (ok, node, stall)."""
     size = network_image_size(program)
+    if store != size.store:  # the single store has no banks
+        size = dataclasses.replace(size, store=store, bank_depth=None)
     dut = NetworkSelfTest(program.topology, size, _encoded(size, entries), program.op)
     out = []
 
@@ -72,6 +75,18 @@ def run_selftest(program, entries, cycles=600):
 def test_a_compiled_network_program_passes_on_the_self_test(name):
     program = CASES[name]()
     assert run_selftest(program, network_image(program, seed=3)) == (1, 0, 0)
+
+
+@pytest.mark.parametrize("name", ["cycle4", "allreduce-cycle4", "polling-hypercube3"])
+def test_the_single_store_board_iCE40_builds_passes_and_fails_at_the_fault(name):
+    # iCE40 boards build the single flip-flop store (the device default): the
+    # image's directory writes are ignored there, the read-back is the same.
+    program = CASES[name]()
+    entries = network_image(program, seed=3)
+    assert run_selftest(program, entries, store="single") == (1, 0, 0)
+    bad, at = plant_network_fault(program, entries, "expected")
+    ok, node, _ = run_selftest(program, bad, store="single")
+    assert ok == 0 and node == at
 
 
 def _fault_cases():
@@ -289,3 +304,21 @@ def test_the_cycle4_board_bitstream_passes_and_fails_at_the_fault(tmp_path, faul
         assert sim["verdict"] == f"FAIL node {sim['fault_node']}"
         assert sim["line"].startswith(f"FAIL node {sim['fault_node']} network n=4")
     assert (tmp_path / "b" / "top.bin").is_file()
+
+
+@pytest.mark.parametrize("board,extra,store", [
+    ("icebreaker", [], "single"), ("icebreaker", ["--store", "banks"], "banks"),
+    ("icebreaker", ["--bank-depth", "4"], "banks"), ("ulx3s-85f", [], "banks")])
+def test_a_board_build_takes_the_devices_store(tmp_path, board, extra, store):
+    # The board path once passed the image's bank depth to a single-store iCE40
+    # build, and every `hw fpga --fabric network --board icebreaker` was refused.
+    from pipegossip.cli import build_parser
+    from pipegossip.fpga_cli import _prepare_job
+    from pipegossip.spellings import respell
+    save(cycle_gossip(4, 1), tmp_path / "c.json")
+    argv, _ = respell(["hw", "fpga", "--fabric", "network", "--schedule",
+                       str(tmp_path / "c.json"), "--board", board, *extra, "-o",
+                       str(tmp_path / "b")])
+    job, node = _prepare_job(build_parser(argv).parse_args(argv))
+    assert node is None and job.fabric == "network"
+    assert job.slug.endswith("-single") == (store == "single"), job.slug
