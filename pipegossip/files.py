@@ -179,10 +179,8 @@ def _discard(path: Path) -> None:
     """Remove a temporary file of ours if it exists (it may not have been created yet)."""
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except OSError:  # not created yet, or a read-only folder where nothing was
         pass
-    except OSError:
-        pass  # a read-only folder: nothing was created there either
 
 
 class _WholeWrites:
