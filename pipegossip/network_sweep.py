@@ -4,7 +4,7 @@ the sweep runner.
 Every row is one sweep job (:func:`portfolio_row`): ``schedule best``'s portfolio
 (:func:`pipegossip.model.algorithms.portfolio.best_schedule`) with ``SECONDS`` of CPU
 per row, the winner validated again in the job. Results are cached in the sweep store
-(``--store``; ``--no-cache`` recomputes), the rows run side by side on Dask
+(``--store``, keyed by the row and the code it runs; ``--no-cache`` recomputes), the rows run side by side on Dask
 (``--workers``, ``--scheduler``; ``--workers 0``: one row at a time, each in a child
 process that a signal stops at once) and ``--timeout`` stops a row outright. A failed
 or stopped row is printed with its error.

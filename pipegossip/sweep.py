@@ -41,7 +41,8 @@ from typing import TextIO
 from .files import atomic_write
 from .model.errors import ConfigError
 from .options import checked_number
-from .sweep_store import DEFAULT_STORE, ResultStore, canonical_json, job_key, tool_versions
+from .sweep_store import (DEFAULT_STORE, ResultStore, canonical_json, code_digest, job_key,
+                          tool_versions)
 
 __all__ = ["Job", "Outcome", "SweepOptions", "SweepRun", "JobTimeout", "JobError",
            "add_sweep_arguments", "execute_job", "run_sweep"]
@@ -103,7 +104,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser,
                    help=f"result store (cache, tables, figures); default {DEFAULT_STORE} "
                    "in the current folder")
     g.add_argument("--no-cache", action="store_true",
-                   help="recompute every job (results are still stored)")
+                   help="recompute every job (results are still stored); without it a "
+                   "stored row is reused only when the job's configuration, tool versions "
+                   "and code (the sources of the pipegossip modules it imports) are unchanged")
     g.add_argument("--timeout", type=_seconds, default=timeout, metavar="S",
                    help="stop a job after S seconds and record it as failed; default "
                    + ("none" if timeout is None else f"{timeout:g}"))
@@ -386,11 +389,13 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
     stream = sys.stderr if progress is True else progress or None
     bar = _Progress(sweep, len(jobs), stream)
     versions = {tools: tool_versions(tools) for tools in {j.tools for j in jobs}}
+    # The job's code is in its key: a row cached before an edit is computed again.
+    codes = {j.func: code_digest(j.func.rpartition(".")[0]) for j in jobs}
     outcomes: list[Outcome] = []
     pending: list[Outcome] = []
     keys: set[str] = set()
     for job in jobs:
-        key = job_key(job.func, job.config, versions[job.tools])
+        key = job_key(job.func, job.config, versions[job.tools], codes[job.func])
         if key in keys:
             raise ValueError(f"sweep {sweep!r} lists job {job.func} {job.config} twice")
         keys.add(key)
@@ -409,7 +414,8 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
             reply = json.loads(text)
             stored = store.put(outcome.key, {
                 "key": outcome.key, "job": outcome.job.func, "config": outcome.job.config,
-                "versions": versions[outcome.job.tools], "result": reply["result"],
+                "versions": versions[outcome.job.tools], "code": codes[outcome.job.func],
+                "result": reply["result"],
                 "seconds": reply["seconds"],
                 "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")})
             outcome.status, outcome.result = "done", stored["result"]

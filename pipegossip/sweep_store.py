@@ -1,8 +1,11 @@
 """The content-addressed result store behind every sweep (``--store DIR``).
 
 A job's key is the SHA-256 of its function's qualified name, its
-configuration as canonical JSON (sorted keys) and the versions of the tools
-it depends on; the value is the job's JSON result. Layout of a store::
+configuration as canonical JSON (sorted keys), the versions of the tools
+it depends on and a digest of its code (:func:`code_digest`: the sources of
+the job's module and of every pipegossip module it imports, so that a row
+computed by other code is never reused); the value is the job's JSON result.
+Layout of a store::
 
     STORE/.pipegossip-store              marks the folder as a store (format version)
     STORE/objects/ab/abcd....json        one record per successful job
@@ -27,7 +30,10 @@ takes its place.
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import stat
@@ -40,7 +46,7 @@ from .files import atomic_write
 from .model.errors import ConfigError
 
 __all__ = ["STORE_MARKER", "ARTEFACTS", "DEFAULT_STORE", "MAX_ENTRY_BYTES", "tool_versions",
-           "canonical_json", "job_key", "ResultStore"]
+           "code_digest", "canonical_json", "job_key", "ResultStore"]
 
 #: Marker file that makes a folder a result store.
 STORE_MARKER = ".pipegossip-store"
@@ -109,14 +115,116 @@ def tool_versions(tools: Sequence[str]) -> dict[str, str]:
     return versions
 
 
+def _spec(name: str, specs: dict):
+    """The import spec of module ``name`` when it is Python source, else None.
+
+    Found as the import system finds it (each finder of ``sys.meta_path``
+    asked in turn, below the parent package's search path) but without
+    importing anything: a package's ``__init__`` may load Amaranth, seconds
+    that a cached sweep does not need. A name below a plain module (``A.B``
+    for a function B of module A) is None. ``specs`` memoises the answers.
+    """
+    if name not in specs:
+        parent, _, _ = name.rpartition(".")
+        spec, where = None, None
+        if parent:
+            above = _spec(parent, specs)
+            where = above.submodule_search_locations if above is not None else None
+        if not parent or where is not None:
+            loaded = sys.modules.get(name)
+            spec = getattr(loaded, "__spec__", None) if loaded is not None else None
+            for finder in sys.meta_path if spec is None else ():
+                try:
+                    spec = finder.find_spec(name, where)
+                except (AttributeError, ImportError, ValueError):  # not a finder of names
+                    spec = None
+                if spec is not None:
+                    break
+        specs[name] = spec if spec is not None and (spec.origin or "").endswith(".py") else None
+    return specs[name]
+
+
+def _read_source(path: str) -> bytes:
+    """A module's source bytes (the digest's only input; tests replace it)."""
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _statements(body: list) -> Iterator[ast.AST]:
+    """Every statement of ``body``, nested ones included (imports are statements:
+    walking the expressions too would take ten times as long)."""
+    for node in body:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+
+
+def _imported(source: bytes, name: str, is_package: bool) -> set[str]:
+    """Every module name ``source`` (of module ``name``) may import, anywhere in it.
+
+    ``from A import B`` names ``A`` and ``A.B`` (B may be a submodule);
+    imports inside functions, classes and blocks count, since they may run with
+    the job.
+    """
+    names = set()
+    for node in _statements(ast.parse(source).body):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = name if is_package else name.rpartition(".")[0]
+                for _ in range(node.level - 1):
+                    package = package.rpartition(".")[0]
+                base = f"{package}.{base}" if base else package
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def code_digest(module: str, namespace: str = "pipegossip") -> str:
+    """Hex SHA-256 of the code a job of ``module`` runs: part of its store key.
+
+    The sources of ``module`` and, transitively, of every module of the
+    ``namespace`` package it imports (at any level, packages' ``__init__``
+    included), each named by its module name, not its path, so an unchanged
+    tree gives the same digest in any checkout or installation. Editing any
+    of them gives another key, so a row computed by older code is not
+    reused; editing code the job never imports keeps the cache. Computed
+    once per process and module (the sources are read once: a sweep's keys
+    all see the same code). Other distributions count by their versions
+    (:func:`tool_versions`), not their code.
+    """
+    specs: dict = {}
+    digests: dict[str, str] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        spec = None if name in digests else _spec(name, specs)
+        if spec is None:
+            continue
+        source = _read_source(spec.origin)
+        digests[name] = hashlib.sha256(source).hexdigest()
+        for found in _imported(source, name, spec.submodule_search_locations is not None):
+            parts = found.split(".")
+            if parts[0] == namespace:  # the module and the packages above it all run
+                todo.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+    text = "".join(f"{name} {digests[name]}\n" for name in sorted(digests))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def canonical_json(value: object) -> str:
     """JSON with sorted keys and no spaces: the same text for equal values."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def job_key(name: str, config: Mapping, versions: Mapping[str, str]) -> str:
-    """The store key of a job: hex SHA-256 of its name, configuration and tool versions."""
-    text = canonical_json({"job": name, "config": config, "versions": versions})
+def job_key(name: str, config: Mapping, versions: Mapping[str, str], code: str = "") -> str:
+    """The store key of a job: hex SHA-256 of its name, configuration, tool versions
+    and code digest (:func:`code_digest`)."""
+    text = canonical_json({"job": name, "config": config, "versions": versions, "code": code})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
