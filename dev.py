@@ -10,7 +10,8 @@ toolchain from PyPI, then runs
   fabric; outputs land in ``out/demo``);
 * ``test``: the whole test suite (``pytest``, on every core with
   pytest-xdist unless ``-n`` is given; extra arguments pass through, e.g.
-  ``python3 dev.py test --runslow`` for the long sweeps);
+  ``python3 dev.py test --runslow`` for the long sweeps), ending with the
+  25 slowest tests (``--durations=25`` unless a ``--durations`` is given);
 * ``mutate MODULE...``: mutation testing of the checking code with
   cosmic-ray, running only the tests that cover each module (see
   :func:`mutate`);
@@ -70,6 +71,10 @@ def ensure_env() -> Path:
         subprocess.run([*pip, "-e", f"{ROOT}[test]"], check=True)
         STAMP.write_text(want + "\n")
     return py
+
+
+#: ``python3 dev.py test`` prints this many slowest tests (pytest's --durations).
+DURATIONS = 25
 
 
 #: What co-simulation needs beyond Python: Verilator's driver is a perl script
@@ -442,7 +447,11 @@ def main(argv: list[str]) -> int:
         cmd = [str(py), "-m", "pipegossip", "demo", *rest]
     else:
         workers = [] if any(a == "-n" or a.startswith("-n") for a in rest) else ["-n", "auto"]
-        cmd = [str(py), "-m", "pytest", *workers, *rest]
+        # Every run (CI's log included) names its slowest tests, to keep the
+        # suite inside its time budget; an explicit --durations wins.
+        durations = [] if any(a.startswith("--durations") for a in rest) \
+            else [f"--durations={DURATIONS}"]
+        cmd = [str(py), "-m", "pytest", *workers, *durations, *rest]
     return subprocess.run(cmd, cwd=ROOT).returncode
 
 

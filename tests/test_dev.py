@@ -43,3 +43,21 @@ def test_every_mapped_module_and_test_file_exists():
         assert (ROOT / module).is_file(), module
         for test in entry["tests"]:
             assert (ROOT / test.split("::")[0]).is_file(), test
+
+
+def test_the_suite_names_its_slowest_tests(monkeypatch):
+    """``dev.py test`` passes --durations=25 (so every CI log shows the slowest
+    tests), unless the caller gives a --durations of its own."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("dev_under_test", ROOT / "dev.py")
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
+    ran = []
+    monkeypatch.setattr(dev, "missing_prerequisites", lambda: [])
+    monkeypatch.setattr(dev, "ensure_env", lambda: Path("py"))
+    monkeypatch.setattr(dev.subprocess, "run",
+                        lambda cmd, **kw: ran.append(cmd) or subprocess.CompletedProcess(cmd, 0))
+    assert dev.main(["test", "-k", "x"]) == 0
+    assert ran[-1] == ["py", "-m", "pytest", "-n", "auto", "--durations=25", "-k", "x"]
+    assert dev.main(["test", "-n", "0", "--durations=3"]) == 0
+    assert ran[-1] == ["py", "-m", "pytest", "-n", "0", "--durations=3"]
