@@ -47,9 +47,12 @@ def _encoded(size, entries):
     return [lay.encode(e) for e in entries]
 
 
-def run_selftest(size, entries, runs=1, writes=(), cycles=400):
-    """Run the self-test: ``runs`` verdicts, ``writes`` (addr, word) before a second run."""
-    dut = ScheduleSelfTest(size, _encoded(size, entries))
+def run_selftest(size, entries, runs=1, writes=(), cycles=400, encoded=None):
+    """Run the self-test: ``runs`` verdicts, ``writes`` (addr, word) before a second run.
+
+    ``encoded``: the image's words as a board top holds them (instead of ``entries``).
+    """
+    dut = ScheduleSelfTest(size, _encoded(size, entries) if encoded is None else encoded)
     verdicts = []
 
     async def bench(ctx):
@@ -278,8 +281,39 @@ def test_the_example_becomes_a_bitstream_whose_routed_netlist_passes(tmp_path):
     assert 100_000 < (tmp_path / "b" / "top.bin").stat().st_size < 110_000
 
 
+@pytest.mark.parametrize("fault", [None, *FAULTS])
+def test_the_board_command_plants_the_fault_in_the_image_it_builds(tmp_path, monkeypatch, fault):
+    """``hw fpga --fabric schedule --schedule EXAMPLE --board icebreaker --simulate
+    [--fault F]`` up to the build, in seconds: the image handed to the board top runs
+    in the self-test to PASS, or to FAIL at the node the command reports. (The routed
+    netlist of the same builds: the fpga tests below, the faulty ones slow.)"""
+    from types import SimpleNamespace
+    from pipegossip import fpga_cli
+    from pipegossip.cli import build_parser
+    from pipegossip.spellings import respell
+    built = []
+
+    def prepare_schedule(n, width, depth, slots, **kw):
+        built.append((ScheduleSize(n, width, depth, slots), kw))
+        return SimpleNamespace()
+
+    monkeypatch.setattr(fpga_cli, "prepare_schedule", prepare_schedule)
+    argv, _ = respell(["hw", "fpga", "--fabric", "schedule", "--schedule", str(EXAMPLE),
+                       "--board", "icebreaker", "--simulate", "-o", str(tmp_path / "b"),
+                       *(["--fault", fault] if fault else [])])
+    job, node = fpga_cli._prepare_job(build_parser(argv).parse_args(argv))
+    [(size, kw)] = built
+    assert job.netlist and kw["board"] == "icebreaker"
+    [(ok, got, stall, runs)] = run_selftest(size, None, encoded=kw["image"])
+    assert (ok, got, stall, runs) == ((1, 0, 0, 1) if fault is None else (0, node, 0, 1))
+    if fault is not None:
+        program = _program(load(EXAMPLE), depth=size.depth, slots=size.slots)
+        assert node == plant_fault(program, schedule_image(program), fault)[1]
+
+
 @pytest.mark.fpga
-@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.slow  # covered in seconds: test_the_board_command_plants_the_fault_in_the_image_it_builds
+@pytest.mark.parametrize("fault", FAULTS)  # and test_a_planted_fault_fails_at_its_node[example-*]
 def test_a_planted_fault_fails_in_the_routed_netlist_at_its_node(tmp_path, fault):
     import json
     run = _board_cli("-o", str(tmp_path / "b"), "--fault", fault, "--format", "json")
