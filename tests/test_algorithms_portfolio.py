@@ -85,3 +85,20 @@ def test_exact_matching_is_a_candidate_where_auto_is_greedy(monkeypatch):
     assert tried[0] == ("matching bfs de=4 exact", 15, 739)
     _, tried = best_schedule(topo, budget=0.01, matcher="greedy")
     assert all("exact" not in name for name, _, _ in tried)
+
+
+def test_broadcast_runs_the_greedy_settings_first_and_the_exact_run_last(monkeypatch):
+    # Table 4's butterfly_12 (98,304 edges): an exact blossom a round is hours there,
+    # a broadcast's greedy BFS run seconds; the exact run still comes, last
+    from pipegossip.model.algorithms import matching, portfolio
+    monkeypatch.setattr(matching, "EXACT_MAX_EDGES", 100)
+    monkeypatch.setattr(portfolio, "CHEAP_FIRST_NODES", 10)  # gossip would run potential
+    topo = topology("debruijn", k=7)
+    _, tried = best_schedule(topo, "broadcast", 0, budget=0)
+    assert [name for name, _, _ in tried] == ["matching bfs de=2"]
+    s, tried = best_schedule(topo, "broadcast", 0, budget=600)
+    names = [name for name, _, _ in tried]
+    assert names[:2] == ["matching bfs de=2", "matching bfs de=4"]
+    assert "matching bfs de=4 exact" in names and "matching potential" in names
+    assert names.index("matching bfs de=4 exact") > names.index("matching potential")
+    assert validate(s).R == 9  # the paper's Table 4 figure
