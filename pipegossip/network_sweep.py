@@ -128,7 +128,9 @@ def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_
         row.update(R=r.get("R"), S=r.get("S"))
         if tau is not None:
             row["T"] = None if not r else round(r["R"] + tau * r["S"], 1)
+        # wall_s: the job's own wall time (of the run that made it, for a cached row)
         row.update(lower=lower_bound(topo, prim, root), by=r.get("by"), cpu_s=r.get("cpu_s"),
+                   wall_s=None if outcome.seconds is None else round(outcome.seconds, 1),
                    status=outcome.status)
         if outcome.error:
             row["error"] = outcome.error
