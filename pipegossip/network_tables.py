@@ -214,7 +214,8 @@ def optimum_rows(time_limit: float | None = None, budget: float = 60.0,
         s, tried = best_schedule(topo, budget=budget, stop_at_bound=False)
         heur = time.perf_counter() - t
         plain = min(((r, name) for name, r, _ in tried if name.startswith("matching")
-                     and "lookahead" not in name and "tries" not in name), default=None)
+                     and not any(x in name for x in ("lookahead", "tries", "restart"))),
+                    default=None)
         coloring = min(((r, name) for name, r, _ in tried if name.startswith("coloring")),
                        default=None)
         for model in models:
