@@ -133,8 +133,9 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
                 R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
                                                0 if bcast else None, portfolio=portfolio,
                                                tries=tries, lookahead=lookahead)
-                yield {**cols, "R": R, "setting": how, "lower": math.ceil(math.log2(topo.n)) if bcast
-                       else _lower(topo.n), "seconds": round(sec, 1), "load": _load()}
+                yield {**cols, "R": R, "setting": how,
+                       "lower": math.ceil(math.log2(topo.n)) if bcast else _lower(topo.n),
+                       "seconds": round(sec, 1), "load": _load()}
     elif name == "table1":
         for i, p in enumerate(paper["table1"]):
             n = p["n"]
