@@ -80,16 +80,29 @@ def _specs(name: str, paper: dict, max_k: int, min_k: int, families) -> list[tup
     return out
 
 
+def _not_run(spec: dict, primitive: str) -> str | None:
+    """Why the row of topology ``spec`` is not run (a row that says so, not a job), or None.
+
+    Past the topology builder's node limit (Table 4's ccc and butterfly k = 13, 14:
+    106,496 and 229,376 nodes), and gossip past its own: a unit-cost gossip schedule
+    holds ``n(n-1)`` item ids (ccc_12: 49,152 nodes, 19 GB as int64)."""
+    from .model.schedules.topologies import MAX_NODES, _size
+    n = _size(spec["name"], spec)
+    if n > MAX_NODES:
+        return f"topologies are limited to {MAX_NODES} nodes"
+    if primitive == "gossip" and n > MAX_GOSSIP_NODES:
+        return (f"gossip is limited to {MAX_GOSSIP_NODES} nodes (its schedule holds n(n-1) "
+                f"item ids: {n * (n - 1) * 8 / 1e9:.3g} GB here)")
+    return None
+
+
 def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_k: int = 7,
               min_k: int = 3, families=()):
     """The rows of ``network-table NAME --best BUDGET``, the portfolio's beside the paper's."""
     from .model.algorithms.portfolio import lower_bound
     from .model.schedules.topologies import _size, topology
     specs = _specs(name, paper, max_k, min_k, families)
-    # Gossip past the limit is a row that says so, not a job: its unit-cost schedule
-    # holds n(n-1) item ids (ccc_12: 49,152 nodes, 19 GB as int64).
-    big = [prim == "gossip" and _size(spec["name"], spec) > MAX_GOSSIP_NODES
-           for _, spec, prim, _, _ in specs]
+    big = [_not_run(spec, prim) for _, spec, prim, _, _ in specs]
     jobs = [Job.of(portfolio_row, {"topology": topo, "primitive": prim, "root": root,
                                    "tau": tau, "budget": budget}, TOOLS,
                    label=cols["graph"] + ("" if tau is None else f" tau={tau:g}"))
@@ -105,7 +118,7 @@ def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_
     for (cols, spec, prim, root, tau), over in zip(specs, big):
         if over:
             yield dict(cols, n=_size(spec["name"], spec), R=None, S=None, status="not run",
-                       error=f"gossip is limited to {MAX_GOSSIP_NODES} nodes")
+                       error=over)
             continue
         outcome = next(outcomes)
         params = {k: v for k, v in spec.items() if k != "name"}
@@ -115,7 +128,9 @@ def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_
         row.update(R=r.get("R"), S=r.get("S"))
         if tau is not None:
             row["T"] = None if not r else round(r["R"] + tau * r["S"], 1)
+        # wall_s: the job's own wall time (of the run that made it, for a cached row)
         row.update(lower=lower_bound(topo, prim, root), by=r.get("by"), cpu_s=r.get("cpu_s"),
+                   wall_s=None if outcome.seconds is None else round(outcome.seconds, 1),
                    status=outcome.status)
         if outcome.error:
             row["error"] = outcome.error

@@ -89,8 +89,8 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
     from .model.schedules.topologies import _size, topology
     from .model.schedules.validate import check
     paper = paper_tables()
+    from .network_sweep import _not_run, best_rows
     if budget is not None:
-        from .network_sweep import best_rows
         yield from best_rows(name, paper, budget, sweep, max_k, min_k, families)
         return
     if portfolio is None:
@@ -121,14 +121,21 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
         for fam in families:
             for k in range(min_k, max_k + 1):
                 i = k - paper["k_first"]
+                cols = {"graph": f"{fam}_{k}", "n": _size(fam, {"k": k}),
+                        "LB": data[fam]["LB"][i], "UB": data[fam]["UB"][i],
+                        "paper_HR": data[fam]["HR"][i]}
+                why = _not_run({"name": fam, "k": k}, "broadcast" if bcast else "gossip")
+                if why:
+                    yield dict(cols, R=None, setting=f"not run: {why}", lower=None,
+                               seconds=None, load=_load())
+                    continue
                 topo = topology(fam, k=k)
                 R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
                                                0 if bcast else None, portfolio=portfolio,
                                                tries=tries, lookahead=lookahead)
-                yield {"graph": f"{fam}_{k}", "n": topo.n, "LB": data[fam]["LB"][i],
-                       "UB": data[fam]["UB"][i], "paper_HR": data[fam]["HR"][i], "R": R,
-                       "setting": how, "lower": math.ceil(math.log2(topo.n)) if bcast
-                       else _lower(topo.n), "seconds": round(sec, 1), "load": _load()}
+                yield {**cols, "R": R, "setting": how,
+                       "lower": math.ceil(math.log2(topo.n)) if bcast else _lower(topo.n),
+                       "seconds": round(sec, 1), "load": _load()}
     elif name == "table1":
         for i, p in enumerate(paper["table1"]):
             n = p["n"]
@@ -208,7 +215,8 @@ def optimum_rows(time_limit: float | None = None, budget: float = 60.0,
         s, tried = best_schedule(topo, budget=budget, stop_at_bound=False)
         heur = time.perf_counter() - t
         plain = min(((r, name) for name, r, _ in tried if name.startswith("matching")
-                     and "lookahead" not in name and "tries" not in name), default=None)
+                     and not any(x in name for x in ("lookahead", "tries", "restart"))),
+                    default=None)
         coloring = min(((r, name) for name, r, _ in tried if name.startswith("coloring")),
                        default=None)
         for model in models:

@@ -1,5 +1,7 @@
 """The matching heuristic (Beier and Sibeyn, section 4): validity, and R against Table 5."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -125,6 +127,26 @@ def test_tries_keep_the_best_and_are_reproducible():
     best = validate(a)
     assert best.valid and (best.R, best.S) <= (one.R, one.S)
     assert "best of 4 tie orders (seed 11)" in a.origin["source"]
+
+
+def test_first_try_continues_the_sequence_of_tie_orders():
+    # restarts one run at a time: runs 0..3 one by one are the four runs of tries=4
+    topo = topology("shuffle_exchange", k=5)
+    runs = [matching_schedule(topo, dist_exp=8.0, seed=2, first_try=i) for i in range(4)]
+    assert runs[0].to_bytes() == matching_schedule(topo, dist_exp=8.0).to_bytes()
+    assert len({r.to_bytes() for r in runs}) > 1  # the tie orders differ
+    key = [(v.R, v.S) for v in map(validate, runs)]
+    best = matching_schedule(topo, dist_exp=8.0, seed=2, tries=4)
+    assert (validate(best).R, validate(best).S) == min(key)
+    def rounds(s):  # the schedule without its origin text
+        return s.to_bytes().replace(json.dumps(s.origin["source"]).encode(), b"")
+    assert rounds(best) in {rounds(r) for r in runs}
+    two = matching_schedule(topo, dist_exp=8.0, seed=2, tries=2, first_try=2)
+    assert (validate(two).R, validate(two).S) == min(key[2:])
+    assert "best of 2 tie orders (seed 2, from run 2)" in two.origin["source"]
+    assert "(seed 2, from run 3)" in runs[3].origin["source"]
+    with pytest.raises(ValueError, match="first_try"):
+        matching_schedule(topo, first_try=-1)
 
 
 @pytest.mark.parametrize("matcher", ["exact", "greedy"])

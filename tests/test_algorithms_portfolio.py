@@ -4,7 +4,8 @@ import pytest
 
 from pipegossip.cli import main
 from pipegossip.model.algorithms.matching import matching_schedule
-from pipegossip.model.algorithms.portfolio import best_schedule, dimension_order
+from pipegossip.model.algorithms import portfolio
+from pipegossip.model.algorithms.portfolio import best_schedule, dimension_order, lower_bound
 from pipegossip.model.schedules.topologies import topology
 from pipegossip.model.schedules.validate import validate
 
@@ -85,3 +86,35 @@ def test_exact_matching_is_a_candidate_where_auto_is_greedy(monkeypatch):
     assert tried[0] == ("matching bfs de=4 exact", 15, 739)
     _, tried = best_schedule(topo, budget=0.01, matcher="greedy")
     assert all("exact" not in name for name, _, _ in tried)
+
+
+def test_broadcast_runs_the_greedy_settings_first_and_the_exact_run_last(monkeypatch):
+    # Table 4's butterfly_12 (98,304 edges): an exact blossom a round is hours there,
+    # a broadcast's greedy BFS run seconds; the exact run still comes, last
+    from pipegossip.model.algorithms import matching, portfolio
+    monkeypatch.setattr(matching, "EXACT_MAX_EDGES", 100)
+    monkeypatch.setattr(portfolio, "CHEAP_FIRST_NODES", 10)  # gossip would run potential
+    monkeypatch.setattr(portfolio, "MAX_RESTARTS", 0)
+    topo = topology("debruijn", k=7)
+    _, tried = best_schedule(topo, "broadcast", 0, budget=0)
+    assert [name for name, _, _ in tried] == ["matching bfs de=2"]
+    three = [("bfs", None, 2.0), ("bfs", None, 4.0), ("potential", None, 4.0)]
+    s, tried = best_schedule(topo, "broadcast", 0, budget=600, settings=three)
+    names = [name for name, _, _ in tried]
+    assert names[:2] == ["matching bfs de=2", "matching bfs de=4"]
+    assert "matching bfs de=4 exact" in names and "matching potential" in names
+    assert names.index("matching bfs de=4 exact") > names.index("matching potential")
+    assert validate(s).R == 9  # the paper's Table 4 figure
+
+
+def test_restarts_find_what_the_settings_and_eight_tie_orders_miss():
+    # shuffle-exchange_5: every setting, look-ahead and the 8 tie orders give 10 rounds
+    # (the paper's Table 5 figure); a restart with another tie order reaches 9, node 0's
+    # eccentricity 2k - 1, so optimal (the portfolio stops there)
+    topo = topology("shuffle_exchange", k=5)
+    s, tried = best_schedule(topo, budget=120)
+    assert min(r for name, r, _ in tried if "restart" not in name) == 10
+    assert validate(s).R == 9 == lower_bound(topo)
+    assert "restart=" in s.origin["source"].split(":")[0]
+    runs = [name for name, _, _ in tried if "restart" in name]
+    assert runs[0].endswith("restart=8") and len(runs) <= portfolio.MAX_RESTARTS

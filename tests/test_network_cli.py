@@ -150,8 +150,12 @@ def test_table5_by_the_portfolio(capsys, tmp_path):
     rows = json.loads(capsys.readouterr().out)
     assert status == 0 and rows[0]["graph"] == "debruijn_3" and rows[0]["R"] == 4
     assert rows[0]["status"] == "done" and rows[0]["lower"] == 3
-    # the sweep store caches the row: the second run computes nothing
-    assert main(argv) == 0 and json.loads(capsys.readouterr().out)[0]["status"] == "cached"
+    assert rows[0]["wall_s"] > 0 and rows[0]["cpu_s"] >= 0
+    # the sweep store caches the row: the second run computes nothing, and says what
+    # the row took when it ran
+    assert main(argv) == 0
+    cached = json.loads(capsys.readouterr().out)[0]
+    assert cached["status"] == "cached" and cached["wall_s"] == rows[0]["wall_s"]
     assert main(["network-table", "table6", "--best", "1"]) == 2
     assert "--best applies to table1, table3, table4 and table5" in capsys.readouterr().err
     assert main(["network-table", "table5", "--workers", "0"]) == 2
@@ -169,12 +173,32 @@ def test_table5_gossip_past_the_node_limit_is_a_row_that_says_so(monkeypatch, ca
     small, big = json.loads(capsys.readouterr().out)
     assert (small["graph"], small["R"], small["status"]) == ("debruijn_4", 6, "done")
     assert (big["graph"], big["n"], big["R"], big["status"]) == ("debruijn_5", 32, None, "not run")
-    assert big["paper_HR"] == 8 and big["error"] == "gossip is limited to 20 nodes"
+    assert big["paper_HR"] == 8 and big["error"] == (
+        "gossip is limited to 20 nodes (its schedule holds n(n-1) item ids: 7.94e-06 GB here)")
     # broadcast (table4) has no such limit
     assert main(["network-table", "table4", "--max-k", "5", "--min-k", "5", "--families",
                  "debruijn", "--best", "1", "--format", "json", "--workers", "0",
                  "--store", str(tmp_path)]) == 0
     assert json.loads(capsys.readouterr().out)[0]["status"] == "done"
+
+
+def test_rows_past_the_topology_limit_say_so_and_run_nothing(capsys, tmp_path):
+    # Table 4's ccc and butterfly k = 13, 14 have 106,496 and 229,376 nodes: each is a
+    # row with the limit, not a job that fails the whole table
+    argv = ["network-table", "table4", "--min-k", "13", "--max-k", "14", "--families",
+            "ccc,butterfly", "--format", "json"]
+    assert main(argv + ["--best", "1", "--workers", "0", "--store", str(tmp_path)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["graph"], r["n"], r["status"]) for r in rows] == [
+        ("ccc_13", 106496, "not run"), ("ccc_14", 229376, "not run"),
+        ("butterfly_13", 106496, "not run"), ("butterfly_14", 229376, "not run")]
+    assert {r["error"] for r in rows} == {"topologies are limited to 65536 nodes"}
+    assert [r["paper_HR"] for r in rows] == [31, 33, 23, 24]
+    assert main(argv) == 0  # the per-setting table says the same
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["graph"], r["R"]) for r in rows] == [
+        ("ccc_13", None), ("ccc_14", None), ("butterfly_13", None), ("butterfly_14", None)]
+    assert {r["setting"] for r in rows} == {"not run: topologies are limited to 65536 nodes"}
 
 
 def test_table3_by_the_portfolio_on_the_sweep_runner(monkeypatch, capsys, tmp_path):

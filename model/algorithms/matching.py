@@ -340,7 +340,8 @@ def _run(state: _State, matcher: str, tau: float | None, lookahead: int, candida
 def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | None = None,
                       tau: float | None = None, weights: str = "bfs", dist_exp: float = 4.0,
                       matcher: str = "auto", lookahead: int = 0, num_exp: float | None = None,
-                      tries: int = 1, seed: int = 0, candidates: int = CANDIDATES,
+                      tries: int = 1, seed: int = 0, first_try: int = 0,
+                      candidates: int = CANDIDATES,
                       max_rounds: int | None = None, dist_exp_end: float | None = None,
                       dist_decay: float = 0.9, deadline: float | None = None) -> Schedule:
     """Telephone (``F1``) gossip or broadcast schedule by the matching heuristic.
@@ -374,6 +375,10 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         suppressed edges from it). The best result (least ``R + tau S``, then
         least S) is returned: deterministic for a given ``seed``.
     seed : int
+    first_try : int
+        Number of the first run: ``tries`` runs ``first_try, first_try + 1, ...``
+        (run 0 is the natural ordering, run ``i > 0`` the tie order drawn from
+        ``(seed, i)``), so restarts one run at a time continue one sequence.
     candidates : int
         Matchings compared per round with look-ahead (the paper: up to ten).
     max_rounds : int, optional
@@ -412,8 +417,9 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         raise ValueError(f"tau must be >= 0, got {tau}")
     if not dist_exp >= 0 or lookahead < 0 or (num_exp is not None and not num_exp >= 0):
         raise ValueError("dist_exp, num_exp and lookahead must be >= 0")
-    if tries < 1 or candidates < 1:
-        raise ValueError(f"tries and candidates must be >= 1, got {tries} and {candidates}")
+    if tries < 1 or candidates < 1 or first_try < 0:
+        raise ValueError(f"tries and candidates must be >= 1 and first_try >= 0, got {tries}, "
+                         f"{candidates} and {first_try}")
     if dist_exp_end is not None and not (dist_exp_end >= 0 and 0 < dist_decay <= 1):
         raise ValueError("dist_exp_end must be >= 0 and dist_decay in (0, 1]")
     decay = None if dist_exp_end is None else (dist_exp_end, dist_decay)
@@ -431,7 +437,7 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
     graph = _Graph(topo)
     limit = 2 * n + 8 if max_rounds is None else max_rounds
     best_key, best = None, None
-    for attempt in range(tries):
+    for attempt in range(first_try, first_try + tries):
         rank = salt = None
         if attempt:
             salt = (seed, attempt)
@@ -457,7 +463,9 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
            + ("" if decay is None else f" lowered towards {decay[0]:g} by {decay[1]:g} per round")
            + f", {matcher} matching, {cost}, lookahead={lookahead}"
            + ("" if num_exp is None else f", num_exp={num_exp:g}")
-           + ("" if tries == 1 else f", best of {tries} tie orders (seed {seed})"))
+           + ("" if tries == 1 and not first_try else
+              f", best of {tries} tie orders (seed {seed}"
+              + (f", from run {first_try})" if first_try else ")")))
     return Schedule(topology=topo, model="F1", p=None, round_ptr=np.array(round_ptr),
                     src=cat(src), dst_ptr=np.arange(m + 1), dst=cat(dst), item_ptr=item_ptr,
                     items=cat(msg_items), primitive=primitive,
