@@ -444,9 +444,13 @@ def mutate(py: Path, argv: list[str]) -> int:
         if rerun != "report":  # --report reads the last session, mirror and all
             _mirror(tree, opts["--at"])
         tests = [t for t in known[module]["tests"] if (tree / t.split("::")[0]).exists()]
-        env = {**os.environ, "PYTHONPATH": str(tree),
+        # Numba's cache outside the mirror (which each session rebuilds): the kernels
+        # compile once, not once per session (minutes), unless their file is mutated.
+        env = {"NUMBA_CACHE_DIR": str(MUTATE / "numba-cache"), **os.environ,
+               "PYTHONPATH": str(tree),
                "PATH": f"{py.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               "PIPEGOSSIP_BUILD_DIR": str(tree / "build" / "cosim")}
+               "PIPEGOSSIP_BUILD_DIR": str(tree / "build" / "cosim"),
+               **known[module].get("env", {})}
         try:
             finished = rerun == "report" or _run_session(
                 cr, work, tree, module, tests, env, rerun,
