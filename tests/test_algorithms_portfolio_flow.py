@@ -156,6 +156,21 @@ def test_a_construction_that_meets_the_bound_ends_the_search():
                                          "matching potential"]
 
 
+def test_a_schedule_short_of_the_floor_does_not_end_the_search():
+    # gossip, de Bruijn(3), tau = 1: the floor is 3 + 1 * (8 - 1) = 10; the potential
+    # weights' 4 rounds, S = 7 cost 11, one tau above it: not proved optimal
+    topo = topology("debruijn", k=3)
+    _, tried = best_schedule(topo, tau=1.0, budget=60)
+    assert tried[1] == ("matching potential", 4, 7) and len(tried) > 2
+    # broadcast: a message holds the one item, so S = R and the floor is
+    # bound * (1 + tau); star(4) from a leaf: the first run's 6 rounds (6 * 5 = 30,
+    # under 5 + 4 * 23) were taken as optimal, where 5 rounds exist
+    topo = topology("star", k=4)
+    for root in (0, 23):
+        s, tried = best_schedule(topo, "broadcast", root, tau=4.0, budget=60)
+        assert validate(s).R == 5 and len(tried) > 1
+
+
 def test_no_budget_runs_the_first_setting_only():
     # with no construction the first matching run is the one the budget cannot stop
     _, tried = best_schedule(topology("cycle", n=6), budget=0)
