@@ -143,6 +143,18 @@ def test_an_improved_candidate_follows_its_original_when_it_costs_less():
         topo, tau=tau, budget=60, stop_at_bound=False, improve=False)[1])
 
 
+def test_the_extras_follow_the_least_linear_cost_run():
+    # torus 3x3, tau = 2: "bfs de=4>1" costs 6 + 2 * 10 = 26, "bfs de=2" 5 + 2 * 11 = 27;
+    # ranking by R + tau R (or by R) would pick the latter
+    _, tried = best_schedule(topology("torus", a=3, b=3), tau=2.0, budget=60,
+                             stop_at_bound=False)
+    runs = dict((n, (r, s)) for n, r, s in tried)
+    assert runs["matching bfs de=4>1"] == (6, 10) and runs["matching bfs de=2"] == (5, 11)
+    assert [t[0] for t in tried if "improved" not in t[0]][-4:] == [
+        "matching bfs de=4>1 " + x for x in ("unit cost", "lookahead=1", "tries=8 seed=0",
+                                              "lookahead=2")]
+
+
 def test_a_construction_that_meets_the_bound_ends_the_search():
     # hypercube(2): dimension order takes 2 rounds and S = 1 + 2 = 3 = n - 1 items,
     # both lower bounds, so R + tau S meets the floor in either cost model
