@@ -143,6 +143,15 @@ def test_an_improved_candidate_follows_its_original_when_it_costs_less():
         topo, tau=tau, budget=60, stop_at_bound=False, improve=False)[1])
 
 
+def test_the_extras_follow_the_least_r_then_s_at_unit_cost():
+    # shuffle-exchange(4): "bfs de=8" 7 rounds (S = 31), "bfs de=2" 8 rounds (S = 29)
+    _, tried = best_schedule(topology("shuffle_exchange", k=4), budget=60, stop_at_bound=False)
+    runs = dict((n, (r, s)) for n, r, s in tried)
+    assert runs["matching bfs de=8"] == (7, 31) and runs["matching bfs de=2"] == (8, 29)
+    assert min(r for r, _ in runs.values()) == 7
+    assert tried[-3][0] == "matching bfs de=8 lookahead=1"
+
+
 def test_the_extras_follow_the_least_linear_cost_run():
     # torus 3x3, tau = 2: "bfs de=4>1" costs 6 + 2 * 10 = 26, "bfs de=2" 5 + 2 * 11 = 27;
     # ranking by R + tau R (or by R) would pick the latter
