@@ -20,6 +20,20 @@ from pipegossip.model.algorithms.portfolio import (DECAYS, MATCHING_SETTINGS, be
 from pipegossip.model.schedules.topologies import topology
 from pipegossip.model.schedules.validate import validate
 
+
+@pytest.fixture(autouse=True)
+def _one_kernel_thread():
+    """The kernels on one thread: on graphs this small the parallel ones' threads mostly
+    wait for each other (41 s of CPU for this file with two, 3 s with one). The kernels
+    split the work by the thread count they were compiled with, not by this, so the
+    results are the same."""
+    numba = pytest.importorskip("numba")
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)
+    yield
+    numba.set_num_threads(old)
+
+
 #: The settings' labels in the order the docstring of MATCHING_SETTINGS gives them.
 SETTINGS = ["bfs de=2", "bfs de=4", "bfs de=8", "bfs de=16", "bce ne=0 de=2", "bce ne=0 de=4",
             "bce ne=1 de=2", "bce ne=1 de=4", "potential"]
