@@ -27,11 +27,14 @@ that co-simulation needs (checked first, with the Debian package names).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -126,6 +129,11 @@ MUTATION_OPERATORS = frozenset("core/" + name for name in (
     "ReplaceBreakWithContinue", "ReplaceContinueWithBreak", "ExceptionReplacer",
     "NumberReplacer", "ZeroIterationForLoop"))
 
+#: Seconds a mutant's test run gets between SIGTERM and SIGKILL.
+KILL_GRACE = 5.0
+#: What the test wrapper prints when it ends a mutant's tests for time (counted as killed).
+TIMED_OUT = "dev.py mutate: timeout"
+
 MUTATE_USAGE = ("usage: python3 dev.py mutate [--at COMMIT] [--rerun-survivors | --report] "
                 "[--timeout S] "
                 "[--max-seconds S] MODULE [MODULE...]  (MODULE as in tests/mutation_map.toml, "
@@ -179,6 +187,90 @@ def _mutated_line(diff: str | None) -> str:
     return added[0] if added else "?"
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs.
+
+    kill() also finds zombies, which nobody may reap (a container's init need
+    not), so on Linux a live member is looked for in /proc.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc"):
+        return True
+    for entry in os.scandir("/proc"):
+        try:
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # not a process, or gone meanwhile
+        if fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+def end_group(pgid: int, grace: float = KILL_GRACE) -> None:
+    """End process group ``pgid``: SIGTERM, and SIGKILL whatever is left after ``grace`` s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        end = time.monotonic() + grace
+        while _group_alive(pgid):
+            if time.monotonic() > end:
+                break
+            time.sleep(0.05)
+        else:
+            return
+
+
+def mutant_tests(argv: list[str]) -> int:
+    """``dev.py _mutant-tests SECONDS WORK COMMAND...``: cosmic-ray's command for one mutant.
+
+    cosmic-ray kills only the group of the command it started, and nothing
+    when it is stopped itself (``--max-seconds``, an interrupt), so the tests
+    of an endless mutant ran on for an hour. This wrapper runs COMMAND in a
+    session of its own and ends that whole group (:func:`end_group`) after
+    SECONDS, when ``WORK/stop`` appears or its parent goes away, on SIGTERM,
+    and after COMMAND exits (whatever it left running). It holds a lock on
+    ``WORK/tests.lock`` meanwhile, which :func:`_stop_session` waits for.
+    Exit: COMMAND's, or 1 with :data:`TIMED_OUT` printed when time ran out.
+    """
+    seconds, work, command = float(argv[0]), Path(argv[1]), argv[2:]
+    parent = os.getppid()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with open(work / "tests.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (work / "stop").exists():
+            return 1
+        proc = subprocess.Popen(command, start_new_session=True)
+        try:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                try:
+                    return proc.wait(timeout=0.2)
+                except subprocess.TimeoutExpired:
+                    if os.getppid() != parent or (work / "stop").exists():
+                        return 1
+            print(TIMED_OUT, flush=True)
+            return 1
+        finally:
+            end_group(proc.pid)
+            proc.wait()
+
+
+def _stop_session(proc: subprocess.Popen, work: Path) -> None:
+    """Stop ``cosmic-ray exec`` and wait until the mutant's tests are ended too."""
+    (work / "stop").touch()  # before the kill: a wrapper starting now runs nothing
+    end_group(proc.pid)
+    proc.wait()
+    with open(work / "tests.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the wrapper holds it until its group is gone
+
+
 def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str],
                  env: dict, rerun: bool, timeout: float | None,
                  max_seconds: float | None) -> bool:
@@ -194,13 +286,19 @@ def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str]
         raise RuntimeError(f"{module}: its tests fail before any mutation:\n{base.stdout[-2000:]}")
     if timeout is None:
         timeout = max(60.0, 4 * baseline)
+    # The wrapper enforces the timeout (on the whole group); cosmic-ray's own,
+    # later one is only a backstop. This dev.py, not the mirror's: --at mirrors
+    # may predate the wrapper.
+    wrapped = " ".join(["python", shlex.quote(str(Path(__file__).resolve())), "_mutant-tests",
+                        str(timeout), shlex.quote(str(work)), command])
     run = dict(cwd=tree, env=env, check=True)
     every = subprocess.run([str(cr), "operators"], capture_output=True, text=True, check=True)
     excluded = [f"^{re.escape(op)}$" for op in every.stdout.split()
                 if op not in MUTATION_OPERATORS]
     config.write_text("\n".join([
-        "[cosmic-ray]", f"module-path = {_toml_str(target)}", f"timeout = {timeout}",
-        "excluded-modules = []", f"test-command = {_toml_str(command)}", "",
+        "[cosmic-ray]", f"module-path = {_toml_str(target)}",
+        f"timeout = {timeout + 2 * KILL_GRACE + 60}",
+        "excluded-modules = []", f"test-command = {_toml_str(wrapped)}", "",
         "[cosmic-ray.distributor]", 'name = "local"', "",
         "[cosmic-ray.filters.operators-filter]",
         "exclude-operators = [" + ", ".join(_toml_str(e) for e in excluded) + "]", ""]))
@@ -221,16 +319,17 @@ def _run_session(cr: Path, work: Path, tree: Path, module: str, tests: list[str]
         stamp.write_text(source)
     print(f"dev.py mutate: {module}: {command} ({baseline:.0f} s unmutated, "
           f"timeout {timeout:.0f} s per mutant)", file=sys.stderr, flush=True)
-    # Its own process group, so --max-seconds also ends the test run under way.
+    (work / "stop").unlink(missing_ok=True)
+    # Its own process group, which _stop_session ends (with the mutant's tests).
     proc = subprocess.Popen([str(cr), "exec", str(config), str(db)], cwd=tree, env=env,
                             start_new_session=True, stdout=subprocess.DEVNULL)
     try:
         return proc.wait(timeout=max_seconds) == 0
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 15)
-        proc.wait()
         return False
-    finally:
+    finally:  # also on an interrupt: cosmic-ray, in a session of its own, never sees it
+        if proc.poll() is None:
+            _stop_session(proc, work)
         if rerun:
             with sqlite3.connect(db) as con:
                 con.execute(f"DELETE FROM work_results WHERE output = '{DEFERRED}'")
@@ -254,7 +353,9 @@ def _tally(cr: Path, work: Path, tree: Path, module: str, classified: dict) -> d
             continue
         outcome = result.get("test_outcome")
         if outcome == "killed":
-            counts["timeout" if result.get("output") == "timeout" else "killed"] += 1
+            output = (result.get("output") or "").rstrip()
+            timed_out = output == "timeout" or output.endswith(TIMED_OUT)  # cosmic-ray's, ours
+            counts["timeout" if timed_out else "killed"] += 1
         elif outcome == "incompetent":
             counts["incompetent"] += 1
         else:
@@ -320,7 +421,9 @@ def mutate(py: Path, argv: list[str]) -> int:
     text must be the same); mutants that session never ran stay pending. ``--report`` prints the last session's counts
     again (with the classifications as they are now) and runs nothing.
     ``--max-seconds S`` stops each module's run after S seconds and reports
-    the mutants not run.
+    the mutants not run. A mutant's tests run in a process group of their
+    own, ended whole (SIGTERM, then SIGKILL) at its timeout, at
+    ``--max-seconds``, on an interrupt or SIGTERM (:func:`mutant_tests`).
     Exit 0 when done, 1 when unclassified survivors remain, 2 on bad
     arguments, 3 when a module's tests fail unmutated.
     """
@@ -329,6 +432,8 @@ def mutate(py: Path, argv: list[str]) -> int:
         print(parsed, file=sys.stderr)
         return 2
     opts, rest, rerun, max_seconds, timeout = parsed
+    # SIGTERM unwinds like an interrupt, through _run_session's stop of the tests
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     known = tomllib.loads(MUTATION_MAP.read_text())
     cr = py.parent / "cosmic-ray"
     if not cr.exists():
@@ -344,9 +449,17 @@ def mutate(py: Path, argv: list[str]) -> int:
         if rerun != "report":  # --report reads the last session, mirror and all
             _mirror(tree, opts["--at"])
         tests = [t for t in known[module]["tests"] if (tree / t.split("::")[0]).exists()]
-        env = {**os.environ, "PYTHONPATH": str(tree),
+        # Numba's cache outside the mirror (which each session rebuilds): the kernels
+        # compile once, not once per session (minutes), unless their file is mutated.
+        # One Numba thread: the tests' graphs are small, where the parallel kernels'
+        # threads mostly wait for each other (the portfolio's fast tests: 41 s of CPU
+        # with 2 threads, 3 s with one, same results).
+        env = {"NUMBA_CACHE_DIR": str(MUTATE / "numba-cache"), "NUMBA_NUM_THREADS": "1",
+               **os.environ,
+               "PYTHONPATH": str(tree),
                "PATH": f"{py.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               "PIPEGOSSIP_BUILD_DIR": str(tree / "build" / "cosim")}
+               "PIPEGOSSIP_BUILD_DIR": str(tree / "build" / "cosim"),
+               **known[module].get("env", {})}
         try:
             finished = rerun == "report" or _run_session(
                 cr, work, tree, module, tests, env, rerun,
@@ -420,6 +533,8 @@ def respell(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "_mutant-tests":  # internal: see mutant_tests
+        return mutant_tests(argv[1:])
     if argv and argv[0] == "respell":
         return respell(argv[1:])
     if not argv or argv[0] not in ("demo", "test", "mutate"):
@@ -442,7 +557,11 @@ def main(argv: list[str]) -> int:
         return 1
     command, rest = argv[0], argv[1:]
     if command == "mutate":
-        return mutate(py, rest)
+        try:
+            return mutate(py, rest)
+        except KeyboardInterrupt:
+            print("dev.py mutate: interrupted", file=sys.stderr)
+            return 130
     if command == "demo":
         cmd = [str(py), "-m", "pipegossip", "demo", *rest]
     else:

@@ -167,3 +167,39 @@ def test_bounds_for_schedules():
     kinds = {(x.metric, x.kind) for x in bounds_for(min_calls(8))}
     assert kinds == {("R", "lower"), ("calls", "lower"), ("S", "lower")}
     assert str(round_bound(cyclic_shift(6))) .startswith("R >= 5 (")
+
+
+@pytest.mark.parametrize("n", [2, 3, 8])
+def test_cyclic_shift_has_no_empty_round(n):
+    s = cyclic_shift(n)
+    assert s.rounds_total == n - 1 and all(len(r) == n for r in s.rounds)
+
+
+def _first_fit(n, know):
+    """The repair round by its definition: each node lacking items, in id order, takes
+    the lowest free node whose knowledge completes its own, else a complete node (the
+    last listed), scanning every node (the quadratic way)."""
+    full = (1 << n) - 1
+    need = [v for v in range(n) if know[v] != full]
+    complete = [v for v in range(n) if know[v] == full]
+    used, pairs = set(), []
+    for v in need:
+        if v in used:
+            continue
+        u = next((u for u in need if u not in used and u != v and know[u] | know[v] == full),
+                 None)
+        if u is None:
+            if not complete:
+                return None
+            u = complete.pop()
+        used.update((v, u))
+        pairs.append((v, u))
+    return pairs
+
+
+def test_repair_round_is_the_first_fit_in_id_order():
+    from pipegossip.model.algorithms.limits import _repair_round
+    for n in range(3, 202, 2):
+        rounds = [[(u, v) for u, v in r if n not in (u, v)] for r in knodel_rounds(n + 1)]
+        know = _knowledge(n, rounds)
+        assert _repair_round(n, know) == _first_fit(n, know), n

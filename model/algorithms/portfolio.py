@@ -159,7 +159,12 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
     deadline = time.process_time() + budget
     best, tried = None, []
     bound = lower_bound(topo, primitive, root)
-    floor = bound if tau is None else bound + tau * (topo.n - 1)
+    # The least R + tau S: S >= n - 1 for gossip (a node receives n - 1 items, at most
+    # a round's largest message per round); a broadcast message holds the one item,
+    # so there S = R >= bound (n - 1 let a 6-round broadcast on star(4) stop the search
+    # as optimal, at tau = 4, where 5 rounds exist).
+    floor = bound if tau is None else bound + tau * (topo.n - 1 if primitive == "gossip"
+                                                     else bound)
 
     def judged(name: str, s: Schedule) -> tuple:
         v = validate(s)
