@@ -18,10 +18,13 @@ name                      default      what it bounds
                                        slots a second
 ``readback-cells``        4,000,000    N x L cells of a run-table read back from a
                                        waveform dump or rendered into a report
-``fabric-bits``           1,048,576    N x N x width of a generated fabric's
-                                       crossbar: generation and Verilator builds
-                                       grow with it (N=64, width 8: about a
-                                       minute to export)
+``fabric-bits``           1,048,576    bits of a generated fabric: the FSM
+                                       fabric's crossbar (N x N x width), the
+                                       schedule fabric's crossbar, programs and
+                                       stores, the network fabric's links,
+                                       programs and store banks; generation and
+                                       Verilator builds grow with it (N=64,
+                                       width 8: about a minute to export)
 ``memory``                half the     bytes one command needs at its peak,
                           RAM          estimated before anything is allocated:
                                        the golden model (:func:`model_bytes`), a
@@ -230,7 +233,8 @@ def budget_limit(name: str) -> int:
     return value
 
 
-def check_budget(name: str, estimate: int, what: str, hint: str = "") -> None:
+def check_budget(name: str, estimate: int, what: str, hint: str = "",
+                 unit: str | None = None) -> None:
     """Refuse ``what`` when its ``estimate`` exceeds budget ``name``.
 
     Parameters
@@ -243,6 +247,9 @@ def check_budget(name: str, estimate: int, what: str, hint: str = "") -> None:
         The work, as the user would name it (``"N=4096 pipelined"``).
     hint : str
         An alternative worth naming (``"use the co-simulation"``).
+    unit : str, optional
+        What the estimate counts, when it is not the budget's own unit (the
+        network fabric's ``fabric-bits`` are links, programs and banks, no crossbar).
 
     Raises
     ------
@@ -252,7 +259,8 @@ def check_budget(name: str, estimate: int, what: str, hint: str = "") -> None:
     limit = budget_limit(name)
     if estimate > limit:
         budget = BUDGETS[name]
+        unit = unit or budget.unit
         alt = f"; {hint}" if hint else ""
-        raise BudgetError(f"{what} needs about {_human(estimate, budget.unit)}, over the "
-                          f"limit of {_human(limit, budget.unit)} (set {budget.env} to raise "
+        raise BudgetError(f"{what} needs about {_human(estimate, unit)}, over the "
+                          f"limit of {_human(limit, unit)} (set {budget.env} to raise "
                           f"it{alt})")

@@ -58,6 +58,10 @@ def network_topology(args: argparse.Namespace):
     return build_topology(args.topology, {"n": args.n, "k": args.k, "a": args.a, "b": args.b})
 
 
+#: What the network fabric's ``fabric-bits`` estimate counts (it has no crossbar).
+NETWORK_BITS = "bits of links, program memory and store banks"
+
+
 def check_network_size(topology, width: int, depth: int, slots: int, what: str,
                        bank_depth: int | None = None, store: str | None = None) -> None:
     """Refuse, before any work, a network fabric over the ``fabric-bits`` budget.
@@ -77,7 +81,8 @@ def check_network_size(topology, width: int, depth: int, slots: int, what: str,
     entry = sum(NetworkLayout(d, slots, bank_depth).width for d in degrees)
     banks = (topology.n * slots if store == "single"
              else sum(d + 1 for d in degrees) * (bank_depth or slots))
-    check_budget("fabric-bits", depth * entry + banks * width + 2 * topology.m * width, what)
+    check_budget("fabric-bits", depth * entry + banks * width + 2 * topology.m * width, what,
+                 unit=NETWORK_BITS)
 
 
 def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64,

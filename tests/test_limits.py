@@ -296,3 +296,27 @@ def test_conjecture21_default_fits_half_of_23_gib(tmp_path, monkeypatch):
             ["paper", "conjecture21", "--workers", "2"]))
     err = refused(["conjecture21", "--max-n", "24576", "--workers", "2"])
     assert "conjecture21 up to N=24,576 (2 worker(s) at once) needs about" in err
+
+
+@pytest.mark.parametrize("args", [
+    ["hw", "program", "s.json", "--fabric", "network", "-o", "x.hex"],
+    ["hw", "verilog", "--fabric", "network", "--topology", "hypercube", "--k", "3",
+     "-o", "x.v"],
+    ["hw", "fpga", "--fabric", "network", "--topology", "cycle", "--n", "4",
+     "--device", "ice40-up5k", "-o", "x"],
+])
+def test_network_fabric_budget_names_its_own_bits_not_a_crossbar(tmp_path, monkeypatch, capsys,
+                                                                  args):
+    # the network fabric has links, programs and banks: a refusal that spoke of the
+    # crossbar's bits named hardware it does not have
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["schedule", "allreduce", "--topology", "cycle", "--n", "4",
+                     "-o", "s.json"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("PIPEGOSSIP_MAX_FABRIC_BITS", "100")
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "network fabric" in err and "crossbar" not in err
+    assert "bits of links, program memory and store banks, over the limit of 100 bits of " \
+           "links, program memory and store banks" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
