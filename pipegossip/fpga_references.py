@@ -107,7 +107,8 @@ def quote_values(report: dict, seeds: dict[str, float],
     every type the report counts, e.g. ``cell_TRELLIS_DPR16X4``),
     ``fabric_cell_TYPE`` (the bare fabric's share of them), ``synth_TYPE``
     and ``fabric_ff`` (the fabric's cells and flip-flops as Yosys mapped
-    them; a type not counted is 0), and for
+    them; a type not counted is 0), ``path_ns`` and ``path_levels`` (the
+    critical path's delay and logic levels), and for
     each collective of ``busy`` (its busy cycles, from a co-simulation)
     ``busy_NAME`` and ``ns_NAME``, its time at the first seed's Fmax in
     whole nanoseconds.
@@ -122,6 +123,9 @@ def quote_values(report: dict, seeds: dict[str, float],
     out.update({f"cell_{k}": v["used"] for k, v in report["cells"].items()})
     out.update({f"fabric_cell_{k}": v for k, v in report.get("fabric_cells", {}).items()})
     out.update({f"synth_{k}": v for k, v in report.get("fabric_synth_cells", {}).items()})
+    path = report.get("critical_path") or {}
+    if path.get("delay_ns") is not None:
+        out.update(path_ns=f"{path['delay_ns']:.1f}", path_levels=path.get("logic_levels"))
     out["fabric_ff"] = sum(v for k, v in report.get("fabric_synth_cells", {}).items()
                            if "DFF" in k or k == "TRELLIS_FF")
     for k, c in (busy or {}).items():
