@@ -299,3 +299,13 @@ def test_busy_cycles_of_the_comparison_are_the_models():
             want[sched] = {"alg2": alg2["schedule_busy"], "cyclic": cyclic["schedule_busy"]}
     got = {r["name"]: r["busy"]["cycles"] for r in _results() if r["name"] in want}
     assert got == want
+
+
+def test_a_table_is_rerun_as_its_recorded_command():
+    # --update of a table result runs `pipegossip ARGV -o TMP` and keeps what it wrote.
+    from pipegossip.figure_tables import run_table
+    from pipegossip.hw.fpga.tools import FlowError
+    text = run_table({"name": "t", "argv": ["schedule", "cyclic-shift", "--n", "4"]}, ROOT)
+    assert json.loads(text)["topology"] == {"name": "complete", "n": 4}
+    with pytest.raises(FlowError, match="exited 2"):
+        run_table({"name": "t", "argv": ["schedule", "cyclic-shift", "--n", "x"]}, ROOT)
