@@ -152,7 +152,12 @@ def check_quotes(result: dict, root: Path) -> list[str]:
     values = quote_values(first, fmax, result.get("busy", {}).get("cycles"))
     missing = []
     for q in result.get("quotes", []):
-        text = q["template"].format_map(values)
+        try:
+            text = q["template"].format_map(values)
+        except (KeyError, ValueError, IndexError) as e:  # a template this code cannot fill
+            missing.append(f"{result['name']}: {q['file']}: template {q['template']!r} "
+                           f"cannot be filled ({type(e).__name__}: {e})")
+            continue
         if text not in (root / q["file"]).read_text():
             missing.append(f"{result['name']}: {q['file']} does not say {text!r}")
     return missing

@@ -309,3 +309,11 @@ def test_a_table_is_rerun_as_its_recorded_command():
     assert json.loads(text)["topology"] == {"name": "complete", "n": 4}
     with pytest.raises(FlowError, match="exited 2"):
         run_table({"name": "t", "argv": ["schedule", "cyclic-shift", "--n", "x"]}, ROOT)
+
+
+def test_a_template_naming_an_unknown_figure_is_one_line_not_a_crash(tmp_path):
+    r = copy.deepcopy(next(x for x in _results() if x["name"] == "fpga-n8-ice40"))
+    r["quotes"] = [{"file": "doc.md", "template": "{cells} LC at {no_such_figure} MHz"}]
+    (tmp_path / "doc.md").write_text("915 LC")
+    found = check_quotes(r, tmp_path)
+    assert len(found) == 1 and "cannot be filled" in found[0] and "no_such_figure" in found[0]
