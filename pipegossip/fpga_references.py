@@ -248,7 +248,55 @@ def reused_reports(result: dict, files: list[str]) -> dict[str, dict]:
 
 
 def _load(folder: Path) -> list[tuple[Path, dict]]:
-    return [(f, json.loads(f.read_text())) for f in sorted(folder.glob("*.json"))]
+    """Every result file of ``folder``, each checked for the keys the commands read.
+
+    Raises
+    ------
+    UsageError
+        A file that is not a result (named, with what is wrong), so that a
+        damaged file is one line and exit 2, not a traceback.
+    """
+    from .cli import UsageError
+    out = []
+    for f in sorted(folder.glob("*.json")):
+        try:
+            r = json.loads(f.read_text())
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise UsageError(f"--results: {f}: not a result file ({type(e).__name__})") from None
+        problem = _shape_problem(r)
+        if problem:
+            raise UsageError(f"--results: {f}: not a result file ({problem})")
+        out.append((f, r))
+    return out
+
+
+def _shape_problem(r) -> str | None:
+    """What keeps ``r`` from being a result (None when it is one)."""
+    if not isinstance(r, dict) or r.get("format") != "pipegossip-fpga-result/1":
+        return 'no "format": "pipegossip-fpga-result/1"'
+    if not isinstance(r.get("name"), str) or not r["name"]:
+        return "no name"
+    if not isinstance(r.get("argv"), list) or not all(isinstance(a, str) for a in r["argv"]):
+        return "argv is not a list of words"
+    quotes = r.get("quotes", [])
+    if not isinstance(quotes, list) or not all(
+            isinstance(q, dict) and isinstance(q.get("file"), str) for q in quotes):
+        return "quotes are not a list of {file, ...}"
+    if r.get("kind") == "table":
+        return None if isinstance(r.get("text", ""), str) else "text is not a string"
+    seeds = r.get("seeds")
+    if not isinstance(seeds, list) or not seeds or not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in seeds):
+        return "seeds are not a list of whole numbers"
+    if not all(isinstance(q.get("template"), str) for q in quotes):
+        return "a quote has no template"
+    reports = r.get("reports", {})
+    if not isinstance(reports, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("fmax_mhz"), (int, float))
+            and isinstance(v.get("logic_cells"), dict) and isinstance(v.get("cells"), dict)
+            for v in reports.values()):
+        return "reports are not pipegossip fpga reports"
+    return None
 
 
 def cmd_references(args: argparse.Namespace) -> int:

@@ -317,3 +317,38 @@ def test_a_template_naming_an_unknown_figure_is_one_line_not_a_crash(tmp_path):
     (tmp_path / "doc.md").write_text("915 LC")
     found = check_quotes(r, tmp_path)
     assert len(found) == 1 and "cannot be filled" in found[0] and "no_such_figure" in found[0]
+
+
+_GOOD = {"format": "pipegossip-fpga-result/1", "name": "x", "argv": ["--n", "4"], "seeds": [1],
+         "quotes": []}
+
+
+@pytest.mark.parametrize("text, why", [
+    ('{"format": "pipegossip-fpga-result/1", "name": "x"', "JSONDecodeError"),
+    ("[]", "no \"format\""),
+    ("\xff\xfe", "UnicodeDecodeError"),
+    (json.dumps({**_GOOD, "name": ""}), "no name"),
+    (json.dumps({**_GOOD, "argv": "--n 4"}), "argv"),
+    (json.dumps({**_GOOD, "seeds": []}), "seeds"),
+    (json.dumps({**_GOOD, "seeds": [True]}), "seeds"),
+    (json.dumps({**_GOOD, "quotes": [{"template": "x"}]}), "quotes"),
+    (json.dumps({**_GOOD, "quotes": [{"file": "README.md"}]}), "template"),
+    (json.dumps({**_GOOD, "reports": {"1": {"fmax_mhz": 3}}}), "reports"),
+    (json.dumps({**_GOOD, "kind": "table", "text": 5}), "text"),
+])
+def test_a_damaged_result_file_is_one_line_and_exit_2(tmp_path, capsys, text, why):
+    folder = tmp_path / "docs" / "results"
+    folder.mkdir(parents=True)
+    (folder / "x.json").write_bytes(text.encode("latin-1"))
+    assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "x.json: not a result file" in err and why in err
+
+
+def test_a_well_formed_result_file_passes_the_shape_check(tmp_path, capsys):
+    folder = tmp_path / "docs" / "results"
+    folder.mkdir(parents=True)
+    (folder / "x.json").write_text(json.dumps(_GOOD))
+    # No reports yet: one problem line (exit 1), not a refusal of the file.
+    assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 1
+    assert "x: no report yet of seed 1" in capsys.readouterr().out
