@@ -34,6 +34,14 @@ def _one_kernel_thread():
     numba.set_num_threads(old)
 
 
+@pytest.fixture(autouse=True)
+def _no_restarts(monkeypatch):
+    """The candidates before the random restarts, whose order these tests pin down;
+    the restarts (the last phase, while the budget lasts) have their own tests in
+    test_algorithms_portfolio.py."""
+    monkeypatch.setattr(portfolio, "MAX_RESTARTS", 0)
+
+
 #: The settings' labels in the order the docstring of MATCHING_SETTINGS gives them.
 SETTINGS = ["bfs de=2", "bfs de=4", "bfs de=8", "bfs de=16", "bce ne=0 de=2", "bce ne=0 de=4",
             "bce ne=1 de=2", "bce ne=1 de=4", "potential"]
