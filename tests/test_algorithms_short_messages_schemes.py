@@ -7,9 +7,8 @@ an empty call, and every node knows every block at the end.
 
 import pytest
 
-from pipegossip.model.algorithms.short_messages_calls import Calls
 from pipegossip.model.algorithms.short_messages_schemes import (
-    SCHEMES, _a_full_node, _one_chain, _zigzag, halves_calls, hypercube_calls, pairs_calls)
+    SCHEMES, _a_full_node, _one_chain, _paths_and_crossings, _zigzag, halves_calls, hypercube_calls, pairs_calls)
 from pipegossip.model.algorithms.short_messages_found import found_calls
 
 
@@ -80,13 +79,7 @@ def test_the_chain_breaks_at_n_2p(p):
     # the halves' paths and crossings fit n = 2p, but a scatter call would then have
     # to send more than p blocks: the chain must say so (None), not plan it
     n, s = 2 * p, p
-    c = Calls(n, p)
-    for lo, hi in ((0, s), (s, n)):
-        for v in range(lo, hi - 1):
-            c.call(v, v + 1)
-    c.call(s - 1, n - 1)
-    c.call(s - 2, n - 2)
-    assert _one_chain(c, _zigzag(n, s)) is None
+    assert _one_chain(_paths_and_crossings(n, p, s), _zigzag(n, s)) is None
 
 
 @pytest.mark.parametrize("n,s,order", [

@@ -69,17 +69,23 @@ def hypercube_calls(n: int, p: int) -> Calls | None:
     return c
 
 
-def halves_calls(n: int, p: int) -> Calls | None:
-    """``4 <= n <= 2p - 1``: ``2n - 4`` calls (two gathering paths, two crossings, one chain)."""
-    if not 4 <= n <= 2 * p - 1:
-        return None
-    s = (n + 1) // 2
+def _paths_and_crossings(n: int, p: int, s: int) -> Calls:
+    """The halves' two gathering paths (``0..s-1``, ``s..n-1``) and their two crossings."""
     c = Calls(n, p)
     for lo, hi in ((0, s), (s, n)):
         for v in range(lo, hi - 1):
             c.call(v, v + 1)
     c.call(s - 1, n - 1)
     c.call(s - 2, n - 2)
+    return c
+
+
+def halves_calls(n: int, p: int) -> Calls | None:
+    """``4 <= n <= 2p - 1``: ``2n - 4`` calls (two gathering paths, two crossings, one chain)."""
+    if not 4 <= n <= 2 * p - 1:
+        return None
+    s = (n + 1) // 2
+    c = _paths_and_crossings(n, p, s)
     plan = _one_chain(c, _zigzag(n, s))
     if plan is None:
         return None
