@@ -290,7 +290,7 @@ def test_busy_cycles_of_the_comparison_are_the_models():
     want = {}
     for n, fsm_pipe, fsm_alg2, sched in ((8, "fpga-n8-ice40", "fsm-alg2-n8-ice40",
                                           "schedule-fabric-n8-ice40"),
-                                         (16, "fpga-n16-ecp5", None, None)):
+                                         (16, "fpga-n16-ecp5", "fsm-alg2-n16-ecp5", None)):
         alg2, cyclic = workloads(n, 8, schedule_depth(n))
         want[fsm_pipe] = {"gossip": cyclic["fsm_cycles"]}
         if fsm_alg2:
