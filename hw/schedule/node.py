@@ -47,7 +47,10 @@ class ScheduleNode(wiring.Component):
     rather than at every store word's enable; and the slot a send needs is
     read in the read stage into a register, with what the same edge writes
     forwarded into it, so the exchange stage's path (word -> crossbar ->
-    receiving node's store and accumulator) starts at a flip-flop.
+    receiving node's store and accumulator) starts at a flip-flop; the
+    program memory keeps each entry's send slot one-hot beside the entry
+    (decoded at the program write), so that read's select and forwarding
+    are AND-ORs straight from the memory's output.
 
     Parameters
     ----------
