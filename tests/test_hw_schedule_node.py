@@ -486,3 +486,12 @@ def test_a_read_one_edge_after_an_item_write_sees_the_pending_word():
 
     _run(dut, bench)
     assert out == {"read": 0x21, "sent": (1, 2, 0x22)}
+
+
+@pytest.mark.parametrize("n, width, depth, slots", [(2, 1, 1, 1), (8, 8, 32, 8), (5, 3, 7, 12)])
+def test_the_fabric_bits_estimate_counts_the_program_memory_as_built(n, width, depth, slots):
+    from pipegossip.schedule_hw_cli import fabric_bits
+    prog = ScheduleNode(n, width, depth, slots).elaborate(None).submodules.prog
+    assert prog.depth == depth
+    entry = Shape.cast(prog.shape).width
+    assert fabric_bits(n, width, depth, slots) == n * n * width + n * depth * entry + n * slots * width
