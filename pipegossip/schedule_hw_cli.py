@@ -36,8 +36,7 @@ def check_fabric_size(n: int, width: int, depth: int, slots: int, what: str) -> 
     """Refuse, before any work, a schedule fabric over the ``fabric-bits`` budget.
 
     Counted: the crossbar's muxes (N x N x width), every node's program
-    memory (depth entries, each with its send slot one-hot beside it) and
-    item store (slots words).
+    memory (depth entries) and item store (slots words).
     """
     if n < 2:
         raise ConfigError(f"--n must be at least 2, got {n}")
@@ -49,7 +48,7 @@ def check_fabric_size(n: int, width: int, depth: int, slots: int, what: str) -> 
 def fabric_bits(n: int, width: int, depth: int, slots: int) -> int:
     """Bits of the schedule fabric's crossbar, program memories and item stores."""
     from .model.schedules.program import EntryLayout
-    return n * n * width + n * depth * (EntryLayout(n, slots).width + slots) + n * slots * width
+    return n * n * width + n * depth * EntryLayout(n, slots).width + n * slots * width
 
 
 def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,

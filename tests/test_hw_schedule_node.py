@@ -2,7 +2,7 @@
 """Amaranth-simulator unit tests of the schedule node and the crossbar it uses."""
 
 import pytest
-from amaranth.hdl import Module, Shape, Signal
+from amaranth.hdl import Fragment, Module, Shape, Signal
 from amaranth.lib.wiring import Flow
 from amaranth.sim import Simulator
 from combinational import load_node, run_clocked
@@ -491,7 +491,9 @@ def test_a_read_one_edge_after_an_item_write_sees_the_pending_word():
 @pytest.mark.parametrize("n, width, depth, slots", [(2, 1, 1, 1), (8, 8, 32, 8), (5, 3, 7, 12)])
 def test_the_fabric_bits_estimate_counts_the_program_memory_as_built(n, width, depth, slots):
     from pipegossip.schedule_hw_cli import fabric_bits
-    prog = ScheduleNode(n, width, depth, slots).elaborate(None).submodules.prog
+    m = ScheduleNode(n, width, depth, slots).elaborate(None)
+    prog = m.submodules.prog
+    Fragment.get(m, None)  # the module is used: no UnusedElaboratable warning
     assert prog.depth == depth
     entry = Shape.cast(prog.shape).width
     assert fabric_bits(n, width, depth, slots) == n * n * width + n * depth * entry + n * slots * width

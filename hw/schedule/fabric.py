@@ -172,7 +172,7 @@ class ScheduleFabric(wiring.Component):
             m.submodules[f"node{i}"] = node
         xbar = m.submodules.crossbar = Crossbar(n, z.width)
 
-        seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n, compare_ahead=True)
+        seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n)
         fetch_en, addr, take, kind, node_sel, header = (seq.fetch_en, seq.addr, seq.take,
                                                         seq.kind, seq.node_sel, seq.header)
         item_any = self.load.valid & kind[LoadKind.ITEM]  # ITEM writes: idle or running
@@ -237,8 +237,7 @@ class Sequencer(NamedTuple):
     header: Signal  #: a HEADER write is taken (clear held bits and accumulators)
 
 
-def program_sequencer(m: Module, fabric, count_bits: int, addr_bits: int, n: int,
-                      compare_ahead: bool = False) -> Sequencer:
+def program_sequencer(m: Module, fabric, count_bits: int, addr_bits: int, n: int) -> Sequencer:
     """The run control both program-driven fabrics share.
 
     Drives ``fabric``'s ``busy``, ``done``, ``cycle`` and ``length`` outputs
@@ -246,13 +245,6 @@ def program_sequencer(m: Module, fabric, count_bits: int, addr_bits: int, n: int
     idle fetches entries ``0 .. length-1``, one per cycle, in every node at
     once; an entry reaches the exchange stage two cycles after its fetch
     (program cycle t is exchanged in clock cycle ``t + LATENCY``).
-
-    ``compare_ahead`` computes the next fetch address and the "another entry
-    follows" compare from flip-flops only, the start selecting between the
-    two outcomes last; same behaviour, but the start -> busy -> address ->
-    adder -> compare chain (the schedule fabric's ECP5 critical path) goes.
-    Off for the network fabric, whose elaborated design (and so the digest
-    its long FPGA builds are filed under) stays as it was.
     """
     length = Signal(count_bits)
     m.d.comb += fabric.length.eq(length)
@@ -271,17 +263,8 @@ def program_sequencer(m: Module, fabric, count_bits: int, addr_bits: int, n: int
     addr = Signal(addr_bits)
     m.d.comb += [fetch_en.eq((begin & (length != 0)) | f_on),
                  addr.eq(Mux(begin, 0, fp))]
-    if compare_ahead:
-        # addr is 0 at a start, fp otherwise: both outcomes from flip-flops.
-        # fp + 1 fits count_bits wherever it is used (fp < length <= depth).
-        nxt = Signal(count_bits)
-        m.d.comb += nxt.eq(fp + 1)
-        with m.If(fetch_en):
-            m.d.sync += [fp.eq(Mux(begin, 1, nxt)),
-                         f_on.eq(Mux(begin, length[1:].any(), nxt < length))]
-    else:
-        with m.If(fetch_en):
-            m.d.sync += [fp.eq(addr + 1), f_on.eq(addr + 1 < length)]
+    with m.If(fetch_en):
+        m.d.sync += [fp.eq(addr + 1), f_on.eq(addr + 1 < length)]
     with m.If(begin):
         m.d.sync += ran.eq(1)
     m.d.sync += [r_valid.eq(fetch_en), r_addr.eq(addr), x_valid.eq(r_valid),

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal, Value
+from amaranth.hdl import Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.schedules.program import EntryLayout
-from ..bits import or_tree
 from ..params import check_int
 
 __all__ = ["ScheduleNode", "one_hot", "select_by"]
@@ -47,10 +46,7 @@ class ScheduleNode(wiring.Component):
     rather than at every store word's enable; and the slot a send needs is
     read in the read stage into a register, with what the same edge writes
     forwarded into it, so the exchange stage's path (word -> crossbar ->
-    receiving node's store and accumulator) starts at a flip-flop; the
-    program memory keeps each entry's send slot one-hot beside the entry
-    (decoded at the program write), so that read's select and forwarding
-    are AND-ORs straight from the memory's output.
+    receiving node's store and accumulator) starts at a flip-flop.
 
     Parameters
     ----------
@@ -131,18 +127,11 @@ class ScheduleNode(wiring.Component):
         lay = self.layout
         sw, pw = lay.slot_bits, lay.node_bits
 
-        # The program memory holds each entry followed by its send slot one-hot
-        # (decoded at the write, which is idle-only): the read stage's store
-        # select then comes straight out of the memory, without a binary
-        # decoder after the memory's (slow, far) output.
-        prog = m.submodules.prog = Memory(shape=lay.width + slots, depth=self._depth, init=[])
+        prog = m.submodules.prog = Memory(shape=lay.width, depth=self._depth, init=[])
         pwr = prog.write_port()
         prd = prog.read_port()
         m.d.comb += [pwr.en.eq(self.prog_we), pwr.addr.eq(self.prog_addr),
-                     pwr.data.eq(Cat(self.prog_data,
-                                     one_hot(m, self._field(self.prog_data, "send_slot"), slots,
-                                             "prog_send_onehot"))),
-                     prd.addr.eq(self.fetch_addr)]
+                     pwr.data.eq(self.prog_data), prd.addr.eq(self.fetch_addr)]
 
         # The store is flip-flops (two write ports and a transparent read do not
         # map to block RAM), written out here so that the item write can be
@@ -153,12 +142,9 @@ class ScheduleNode(wiring.Component):
         # read stage
         r_valid = Signal()
         m.d.sync += r_valid.eq(self.fetch_en)
-        entry = prd.data[:lay.width]
+        entry = prd.data
         r_addr = Signal(sw)  # the store slot read in this cycle (read stage, or read-back)
         m.d.comb += r_addr.eq(Mux(r_valid, self._field(entry, "send_slot"), self.rd_slot))
-        r_sel = Signal(slots)  # the same slot, one-hot (0 out of range)
-        m.d.comb += r_sel.eq(Mux(r_valid, prd.data[lay.width:],
-                                 one_hot(m, self.rd_slot, slots, "rd_onehot")))
 
         # exchange stage registers
         x_send = Signal()
@@ -213,19 +199,11 @@ class ScheduleNode(wiring.Component):
         # forwarded into the register instead, latest first: the receive into
         # the slot read (the word on ``in_word``), an item write into it, the
         # pending item write, else the store.
-        # The one-hot select makes each an AND-OR, one LUT level shallower than
-        # a binary multiplexer on iCE40.
-        r_recv = Signal()
+        r_recv = select_by(m, r_addr, [x_recv_oh[k] for k in range(slots)], 1, "r_recv")
         r_item = Signal()
-        r_pend = Signal()
-        stored = Signal(self._width)
-        m.d.comb += [
-            r_recv.eq((r_sel & x_recv_oh).any()),
-            r_item.eq(self.item_we & (self.item_slot == r_addr)),
-            r_pend.eq((r_sel & pend).any()),
-            stored.eq(or_tree([w & r_sel[k].replicate(self._width)
-                               for k, w in enumerate(words)])),
-        ]
+        m.d.comb += r_item.eq(self.item_we & (self.item_slot == r_addr))
+        r_pend = select_by(m, r_addr, [pend[k] for k in range(slots)], 1, "r_pend")
+        stored = select_by(m, r_addr, words, self._width, "stored")
         rdata = Signal(self._width, reset_less=True)
         with m.If(r_recv):
             m.d.sync += rdata.eq(self.in_word)
