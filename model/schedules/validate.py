@@ -288,7 +288,8 @@ def validate(s: Schedule, knowledge: bool = False) -> Validation:
     """
     n = s.n
     h = items_per_node(s)
-    if n * n * h > _MAX_BITS:
+    ids = _tracked(s, h)
+    if n * (n * h if ids is None else len(ids)) > _MAX_BITS:
         top = int(s.items.max())
         m = int(np.searchsorted(s.item_ptr, int(np.argmax(s.items)), side="right")) - 1
         r = int(np.searchsorted(s.round_ptr, m, side="right"))
@@ -296,7 +297,7 @@ def validate(s: Schedule, knowledge: bool = False) -> Validation:
                                       f"unknown item {top} (too many items per node)"))
     static = _Static(s, h).run()
     stop = static[0] if static else len(s.src)
-    result = _simulate(s, h, stop, knowledge)
+    result = _simulate(s, h, stop, knowledge, ids)
     if isinstance(result, ScheduleError):
         return _fail(n, result)
     if static is not None:
@@ -318,28 +319,47 @@ def check(s: Schedule) -> Validation:
     return v
 
 
-def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
-    """Round-by-round knowledge pass over messages ``0..stop-1``; metrics."""
+def _tracked(s: Schedule, h: int) -> np.ndarray | None:
+    """The item ids a broadcast's knowledge pass keeps a bit for, sorted; None: every
+    id ``0..n h-1`` (every other primitive, whose goal asks for them all).
+
+    An item that no message carries and the goal does not ask for stays with its
+    owner and decides nothing, so a broadcast tracks only the carried items and the
+    root's: one, not ``n`` (Table 4's butterfly_14: 229,376 nodes, 6.6 GB of bits
+    for every item, 29 KB for the one). The metrics add the untracked items back."""
+    if s.primitive != "broadcast" or s.n * h > _MAX_BITS:  # h root items: the goal's
+        return None
+    _, need = goal_pairs(s, h)
+    return np.union1d(s.items[s.items >= 0], need)  # 'q' is the static pass's error
+
+
+def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool,
+              ids: np.ndarray | None = None):
+    """Round-by-round knowledge pass over messages ``0..stop-1``; metrics.
+
+    ``ids``: the tracked items (:func:`_tracked`); bit ``i`` of a row is item ``ids[i]``."""
     n = s.n
     polling = s.primitive == "polling"
     combining = s.primitive in COMBINING
     tokens = s.primitive in ("reduce", "allreduce")
-    universe = n * h + (1 if polling else 0)
-    qbit = n * h  # the question's bit, polling only
+    tracked = n * h if ids is None else len(ids)
+    universe = tracked + (1 if polling else 0)
+    qbit = tracked  # the question's bit, polling only
+    untracked = n * h - tracked  # each held by its owner alone, all along
     words = (universe + 63) // 64
     K = np.zeros((n, words), dtype=np.uint64)
     nodes = np.arange(n, dtype=np.int64)
     if polling:
         _set(K, np.array([s.root, s.root]), np.array([s.root, qbit]))
     else:
-        own = np.arange(n * h, dtype=np.int64)
-        _set(K, own % n, own)
+        own = np.arange(n * h, dtype=np.int64) if ids is None else ids
+        _set(K, own % n, np.arange(len(own)))
     dst_len = np.diff(s.dst_ptr)
     item_len = np.diff(s.item_ptr)
     rp = s.round_ptr
     busy, calls, sizes, know = [], 0, [], []
     if want_knowledge:
-        know.append(int(np.bitwise_count(K).sum()))
+        know.append(int(np.bitwise_count(K).sum()) + untracked)
     mark = np.zeros(n, dtype=bool)
     send_to = np.full(n, -1, dtype=np.int64)
     for r in range(1, s.rounds_total + 1):
@@ -365,7 +385,8 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
             if j is not None:
                 found.append((j, f"node {src[j]} speaks before it heard the question 'q'"))
         item_msg = np.repeat(local, il)
-        bits = np.where(items == Q_ID, qbit, items)
+        bits = np.where(items == Q_ID, qbit, items if ids is None else
+                        np.searchsorted(ids, items))
         j = _first(~_has(K, src[item_msg], bits))
         if j is not None:
             m = int(item_msg[j])
@@ -405,10 +426,10 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
             calls += (b - a) - recip // 2
         sizes.append(1 if combining else int(il.max()))
         if want_knowledge:
-            know.append(int(np.bitwise_count(K).sum()))
+            know.append(int(np.bitwise_count(K).sum()) + untracked)
     if stop < len(s.src):
         return None
-    missing = _missing(s, K, h, qbit)
+    missing = _missing(s, K, h, ids)
     if missing:
         return ScheduleError(s.rounds_total, None, missing)
     R = max((i + 1 for i, x in enumerate(busy) if x), default=0)
@@ -455,9 +476,10 @@ def _has(K: np.ndarray, rows: np.ndarray, bits: np.ndarray) -> np.ndarray:
     return ((w >> (bits & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
 
-def _missing(s: Schedule, K: np.ndarray, h: int, qbit: int) -> str | None:
+def _missing(s: Schedule, K: np.ndarray, h: int, ids: np.ndarray | None) -> str | None:
     """Why the result is incomplete, or None."""
-    rows, need = goal_pairs(s, h)
+    rows, asked = goal_pairs(s, h)
+    need = asked if ids is None else np.searchsorted(ids, asked)
     mask = np.zeros(K.shape[1], dtype=np.uint64)
     np.bitwise_or.at(mask, need >> 6, np.left_shift(np.uint64(1), (need & 63).astype(np.uint64)))
     lack = (K[rows] & mask) != mask  # (rows, words)
@@ -466,7 +488,7 @@ def _missing(s: Schedule, K: np.ndarray, h: int, qbit: int) -> str | None:
         return None
     v = int(rows[bad_rows[0]])
     held = _has(K, np.full(len(need), v), need)
-    item = int(need[np.argmin(held)])
+    item = int(asked[np.argmin(held)])
     total = int(np.bitwise_count(mask).sum()) * len(rows) - int(
         np.bitwise_count(K[rows] & mask).sum())
     return (f"incomplete {s.primitive}: node {v} lacks item {item} at the end "
