@@ -425,3 +425,24 @@ def test_items_in_chunks_give_the_verdict_and_metrics_of_one_pass(base, kind, ch
     assert (parts.to_json(), parts.knowledge) == (whole.to_json(), whole.knowledge)
     if kind == "repeat":
         assert "listed twice" in parts.error
+
+
+def test_the_validator_holds_no_array_as_long_as_the_item_ids(monkeypatch):
+    # a 22,528-node gossip carries 507 million item ids (4 GB): the validator's own
+    # arrays must stay at chunk size, never one more int64 (or bool) per item
+    import importlib
+    import tracemalloc
+    mod = importlib.import_module("pipegossip.model.schedules.validate")
+    s = recursive_doubling(512)
+    ids = s.items.nbytes  # 261,632 ids, 2 MB
+    monkeypatch.setattr(mod, "_CHUNK", 4096)
+    tracemalloc.start()
+    try:
+        assert mod.items_per_node(s) == 1
+        assert tracemalloc.get_traced_memory()[1] < ids / 16
+        v = validate(s)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert v.valid and v.R == 9
+    assert peak < ids / 4, peak
