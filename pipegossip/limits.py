@@ -54,8 +54,10 @@ __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "
            "check_model_memory", "check_fabric", "schedule_bytes", "check_schedule_memory",
            "gossip_items", "check_seconds", "verilator_bytes", "export_bytes", "MAX_GOSSIP_NODES"]
 
-#: Gossip keeps an n x n knowledge matrix; beyond this it is too slow to be useful here.
-MAX_GOSSIP_NODES = 16384
+#: Gossip keeps an n x n knowledge matrix and its schedule n(n-1) item ids (int64);
+#: Table 5's ccc and butterfly k = 11 (22,528 nodes, 4.1 GB of ids) fit, k = 12
+#: (49,152 nodes, 19.3 GB) does not.
+MAX_GOSSIP_NODES = 32768
 
 
 @dataclass(frozen=True)

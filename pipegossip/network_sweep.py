@@ -18,7 +18,7 @@ import time
 from .limits import MAX_GOSSIP_NODES
 from .sweep import Job, SweepOptions, run_sweep
 
-__all__ = ["portfolio_row", "best_rows"]
+__all__ = ["portfolio_row", "best_rows", "node_limit"]
 
 #: ``--workers 0`` runs each row in a child process with this "timeout": no
 #: limit in practice (11 days; the poll under `communicate` takes at most 24), only the
@@ -39,7 +39,7 @@ def portfolio_row(config: dict) -> dict:
     from .model.schedules.topologies import topology
     from .model.schedules.validate import validate
     spec = dict(config["topology"])
-    topo = topology(spec.pop("name"), **spec)
+    topo = topology(spec.pop("name"), **spec, max_nodes=node_limit(config["primitive"]))
     c0 = time.process_time()
     s, tried = best_schedule(topo, config["primitive"], config["root"], tau=config["tau"],
                              budget=config["budget"])
@@ -80,16 +80,25 @@ def _specs(name: str, paper: dict, max_k: int, min_k: int, families) -> list[tup
     return out
 
 
+def node_limit(primitive: str) -> int:
+    """The topology builder's node limit for a table row of ``primitive``: broadcast
+    rows have their own (:data:`~.model.schedules.topologies.MAX_BROADCAST_NODES`:
+    one item, a few words a node), so Table 4 runs its ccc and butterfly k = 13, 14
+    (106,496 and 229,376 nodes); every other row keeps the builder's default."""
+    from .model.schedules.topologies import MAX_BROADCAST_NODES, MAX_NODES
+    return MAX_BROADCAST_NODES if primitive == "broadcast" else MAX_NODES
+
+
 def _not_run(spec: dict, primitive: str) -> str | None:
     """Why the row of topology ``spec`` is not run (a row that says so, not a job), or None.
 
-    Past the topology builder's node limit (Table 4's ccc and butterfly k = 13, 14:
-    106,496 and 229,376 nodes), and gossip past its own: a unit-cost gossip schedule
-    holds ``n(n-1)`` item ids (ccc_12: 49,152 nodes, 19 GB as int64)."""
-    from .model.schedules.topologies import MAX_NODES, _size
-    n = _size(spec["name"], spec)
-    if n > MAX_NODES:
-        return f"topologies are limited to {MAX_NODES} nodes"
+    Past the topology builder's node limit (:func:`node_limit`), and gossip past its
+    own: a unit-cost gossip schedule holds ``n(n-1)`` item ids (ccc_12: 49,152
+    nodes, 19 GB as int64)."""
+    from .model.schedules.topologies import _size
+    n, limit = _size(spec["name"], spec), node_limit(primitive)
+    if n > limit:
+        return f"{primitive} topologies are limited to {limit} nodes"
     if primitive == "gossip" and n > MAX_GOSSIP_NODES:
         return (f"gossip is limited to {MAX_GOSSIP_NODES} nodes (its schedule holds n(n-1) "
                 f"item ids: {n * (n - 1) * 8 / 1e9:.3g} GB here)")
@@ -122,7 +131,7 @@ def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_
             continue
         outcome = next(outcomes)
         params = {k: v for k, v in spec.items() if k != "name"}
-        topo = topology(spec["name"], **params)
+        topo = topology(spec["name"], **params, max_nodes=node_limit(prim))
         row = dict(cols, n=topo.n)
         r = outcome.result or {}
         row.update(R=r.get("R"), S=r.get("S"))

@@ -89,7 +89,7 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
     from .model.schedules.topologies import _size, topology
     from .model.schedules.validate import check
     paper = paper_tables()
-    from .network_sweep import _not_run, best_rows
+    from .network_sweep import _not_run, best_rows, node_limit
     if budget is not None:
         yield from best_rows(name, paper, budget, sweep, max_k, min_k, families)
         return
@@ -129,7 +129,8 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
                     yield dict(cols, R=None, setting=f"not run: {why}", lower=None,
                                seconds=None, load=_load())
                     continue
-                topo = topology(fam, k=k)
+                topo = topology(fam, k=k, max_nodes=node_limit("broadcast" if bcast
+                                                               else "gossip"))
                 R, S, how, sec = best_matching(topo, "broadcast" if bcast else "gossip",
                                                0 if bcast else None, portfolio=portfolio,
                                                tries=tries, lookahead=lookahead)

@@ -84,3 +84,20 @@ def test_bad_strings():
         parse_colors("0a", 3)
     with pytest.raises(ValueError, match="not a matching"):
         parse_colors("013", 3)
+
+
+@pytest.mark.parametrize("block", [1, 8, 100])
+@pytest.mark.parametrize("fam,k", [("ccc", 4), ("butterfly", 3), ("star", 4)])
+def test_rounds_in_blocks_make_the_same_schedule(monkeypatch, block, fam, k):
+    # a late round of a 22,528-node gossip moves ~n^2/2 items: the pairs go in blocks of
+    # matching.BLOCK knowledge bits, ids int32 until the end; any block size gives the
+    # very same schedule, item ids int64
+    from pipegossip.model.algorithms import matching
+    from pipegossip.model.schedules.ir import dumps
+    topo = topology(fam, k=k)
+    colors = paper_tables()["table6"][fam][str(k)]
+    whole = color_schedule(topo, colors)
+    monkeypatch.setattr(matching, "BLOCK", block)
+    parts = color_schedule(topo, colors)
+    assert dumps(parts) == dumps(whole) and validate(parts).valid
+    assert parts.items.dtype == np.int64 and validate(parts).R == len(colors)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from pipegossip.cli import main
+from pipegossip.model.errors import FormatError
 
 
 def _run(capsys, *argv):
@@ -182,23 +183,50 @@ def test_table5_gossip_past_the_node_limit_is_a_row_that_says_so(monkeypatch, ca
     assert json.loads(capsys.readouterr().out)[0]["status"] == "done"
 
 
-def test_rows_past_the_topology_limit_say_so_and_run_nothing(capsys, tmp_path):
-    # Table 4's ccc and butterfly k = 13, 14 have 106,496 and 229,376 nodes: each is a
-    # row with the limit, not a job that fails the whole table
-    argv = ["network-table", "table4", "--min-k", "13", "--max-k", "14", "--families",
+def test_rows_past_the_broadcast_limit_say_so_and_run_nothing(monkeypatch, capsys, tmp_path):
+    # a row over its limit is a row with the limit, not a job that fails the whole
+    # table; Table 4's largest rows (229,376 nodes) are inside the real broadcast limit
+    from pipegossip.model.schedules import topologies
+    assert topologies.MAX_BROADCAST_NODES >= 229376 > topologies.MAX_NODES
+    monkeypatch.setattr(topologies, "MAX_BROADCAST_NODES", 1 << 17)
+    argv = ["network-table", "table4", "--min-k", "14", "--max-k", "14", "--families",
             "ccc,butterfly", "--format", "json"]
     assert main(argv + ["--best", "1", "--workers", "0", "--store", str(tmp_path)]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["graph"], r["n"], r["status"]) for r in rows] == [
-        ("ccc_13", 106496, "not run"), ("ccc_14", 229376, "not run"),
-        ("butterfly_13", 106496, "not run"), ("butterfly_14", 229376, "not run")]
-    assert {r["error"] for r in rows} == {"topologies are limited to 65536 nodes"}
-    assert [r["paper_HR"] for r in rows] == [31, 33, 23, 24]
+        ("ccc_14", 229376, "not run"), ("butterfly_14", 229376, "not run")]
+    assert {r["error"] for r in rows} == {"broadcast topologies are limited to 131072 nodes"}
+    assert [r["paper_HR"] for r in rows] == [33, 24]
     assert main(argv) == 0  # the per-setting table says the same
     rows = json.loads(capsys.readouterr().out)
-    assert [(r["graph"], r["R"]) for r in rows] == [
-        ("ccc_13", None), ("ccc_14", None), ("butterfly_13", None), ("butterfly_14", None)]
-    assert {r["setting"] for r in rows} == {"not run: topologies are limited to 65536 nodes"}
+    assert [(r["graph"], r["R"]) for r in rows] == [("ccc_14", None), ("butterfly_14", None)]
+    assert {r["setting"] for r in rows} == {
+        "not run: broadcast topologies are limited to 131072 nodes"}
+
+
+def test_broadcast_rows_have_their_own_node_limit(monkeypatch, capsys, tmp_path):
+    # with the builder's limit at 32 nodes, de Bruijn_6 (64 nodes) still broadcasts
+    # (Table 4) but does not gossip (Table 5): the limits are separate
+    from pipegossip.model.schedules import topologies
+    monkeypatch.setattr(topologies, "MAX_NODES", 32)
+    common = ["--min-k", "6", "--max-k", "6", "--families", "debruijn", "--format", "json"]
+    for extra in (["--best", "1", "--workers", "0", "--store", str(tmp_path)],
+                  ["--settings", "bfs de=4"]):
+        assert main(["network-table", "table4", *common, *extra]) == 0
+        (row,) = json.loads(capsys.readouterr().out)
+        assert (row["graph"], row["n"]) == ("debruijn_6", 64) and row["R"] >= 6
+        assert main(["network-table", "table5", *common, *extra]) == 0
+        (row,) = json.loads(capsys.readouterr().out)
+        assert row["R"] is None
+        assert "gossip topologies are limited to 32 nodes" in str(row.get("error") or
+                                                                   row["setting"])
+    with pytest.raises(FormatError, match="64 nodes, more than the 32 supported$"):
+        topologies.topology("debruijn", k=6)
+    with pytest.raises(FormatError, match="524288 nodes, more than the 262144 supported for "
+                       "broadcast$"):
+        topologies.topology("debruijn", k=19, max_nodes=topologies.MAX_BROADCAST_NODES)
+    with pytest.raises(ValueError, match="max_nodes must be at most 262144"):
+        topologies.topology("debruijn", k=3, max_nodes=(1 << 18) + 1)
 
 
 def test_table3_by_the_portfolio_on_the_sweep_runner(monkeypatch, capsys, tmp_path):

@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import json_text
 from ..schedules.ir import Schedule
 from ..schedules.topologies import Topology
+from . import matching
 
 __all__ = ["matchings", "color_schedule", "search_colors", "parse_colors", "sequence_schedule"]
 
@@ -210,16 +211,24 @@ def sequence_schedule(topo: Topology, period: list[np.ndarray], *, origin: dict,
         mate = period[t % len(period)]
         a = np.flatnonzero(mate > np.arange(n))
         s, d = np.concatenate([a, mate[a]]), np.concatenate([mate[a], a])
-        new = K[s] & ~K[d]
-        row, byte = np.nonzero(new)  # row-major: items come out sorted per message
-        row_bit, bit = np.nonzero(np.unpackbits(new[row, byte][:, None], axis=1))
-        size = np.bincount(row[row_bit], minlength=len(s))
+        # pairs in blocks of about BLOCK knowledge bits, ids int32: a late round
+        # of a 22,528-node gossip moves ~n^2/2 items (int64 temporaries of GBs each)
+        step = max(1, matching.BLOCK // max(1, 8 * K.shape[1]))
+        new = np.empty((len(s), K.shape[1]), np.uint8)
+        size = np.zeros(len(s), np.int64)
+        for i in range(0, len(s), step):
+            blk = new[i:i + step]
+            np.bitwise_and(K[s[i:i + step]], ~K[d[i:i + step]], out=blk)
+            row, byte = np.nonzero(blk)  # row-major: items come out sorted per message
+            row_bit, bit = np.nonzero(np.unpackbits(blk[row, byte][:, None], axis=1))
+            size[i:i + step] = np.bincount(row[row_bit], minlength=len(blk))
+            items.append(byte[row_bit].astype(np.int32) * 8 + bit.astype(np.int32))
         keep = size > 0
         src.append(s[keep])
         dst.append(d[keep])
         sizes.append(size[keep])
-        items.append(byte[row_bit].astype(np.int64) * 8 + bit)
         K[d] |= new
+        del new
         known += int(size.sum())
         round_ptr.append(round_ptr[-1] + int(keep.sum()))
         t += 1
@@ -227,9 +236,15 @@ def sequence_schedule(topo: Topology, period: list[np.ndarray], *, origin: dict,
     size = cat(sizes)
     item_ptr = np.zeros(len(size) + 1, np.int64)
     np.cumsum(size, out=item_ptr[1:])
+    ids = np.empty(int(item_ptr[-1]), np.int64)  # filled as the int32 blocks are let go
+    at = 0
+    for i, part in enumerate(items):
+        ids[at:at + len(part)] = part
+        at += len(part)
+        items[i] = None
     return Schedule(topology=topo, model="F1", p=None, round_ptr=np.array(round_ptr),
                     src=cat(src), dst_ptr=np.arange(len(size) + 1), dst=cat(dst),
-                    item_ptr=item_ptr, items=cat(items), origin=origin)
+                    item_ptr=item_ptr, items=ids, origin=origin)
 
 
 def search_colors(topo: Topology, *, max_rounds: int = 40, f: float = 0.5,

@@ -69,6 +69,10 @@ MATCHERS = ("auto", "exact", "greedy", "networkx")
 EXACT_MAX_EDGES = 2500
 #: Candidate matchings per round with look-ahead (the paper tested up to ten).
 CANDIDATES = 4
+#: Knowledge cells (and item ids) a round's plan and delivery handle at once: a late
+#: gossip round on 22,528 nodes moves about n^2 / 2 items, whose int64 temporaries
+#: would take several GB each; in blocks they stay near 100 MB.
+BLOCK = 1 << 24
 
 
 # -------------------------------------------------------------- the graph
@@ -204,24 +208,44 @@ def max_weight_pairs(n: int, weighted: list[tuple[int, int, int]], backend: str 
 
 
 def _plan(state: _State, mate: np.ndarray, tau: float | None):
-    """The round's messages ``(src, dst, items)`` for the matched pairs."""
+    """The round's messages ``(src, dst, items)`` for the matched pairs.
+
+    The item ids are int32 (node ids: n is far below 2^31), in blocks of about
+    :data:`BLOCK` cells: a stored gossip round costs 4 bytes an item, not 8."""
     K = state.K
     a = np.flatnonzero(mate > np.arange(len(mate)))
     b = mate[a]
     src = np.concatenate([a, b])
     dst = np.concatenate([b, a])
-    new = K[src] & ~K[dst]
-    counts = new.sum(axis=1)
-    if tau is not None and len(counts) and counts.max() > 0:
-        s = _steps(state, dst, new, counts, tau)
-        if s < counts.max():
-            new = _choose(state, mate, src, new, counts, s)
-    keep = new.any(axis=1)
-    new = new[keep]
-    flat = np.flatnonzero(new)  # one index array: about twice as fast as 2-D nonzero
-    ptr = np.zeros(len(new) + 1, np.int64)
-    np.cumsum(new.sum(axis=1), out=ptr[1:])
-    return src[keep], dst[keep], ptr, state.items[flat % max(1, new.shape[1])]
+    if tau is not None:
+        new = K[src] & ~K[dst]
+        counts = new.sum(axis=1)
+        if len(counts) and counts.max() > 0:
+            s = _steps(state, dst, new, counts, tau)
+            if s < counts.max():
+                new = _choose(state, mate, src, new, counts, s)
+        return _messages(state, src, dst, [new])
+    step = max(1, BLOCK // max(1, K.shape[1]))
+    return _messages(state, src, dst, (K[src[i:i + step]] & ~K[dst[i:i + step]]
+                                       for i in range(0, len(src), step)))
+
+
+def _messages(state: _State, src: np.ndarray, dst: np.ndarray, blocks):
+    """``(src, dst, item_ptr, items)`` of the pairs whose rows of ``new`` (given in
+    consecutive row blocks) are not empty; items int32."""
+    keep, sizes, items = [], [], []
+    for new in blocks:
+        counts = new.sum(axis=1)
+        keep.append(counts > 0)
+        sizes.append(counts[keep[-1]])
+        flat = np.flatnonzero(new[keep[-1]])  # one index array: about twice as fast as 2-D nonzero
+        items.append(state.items[flat % max(1, new.shape[1])].astype(np.int32))
+    keep = np.concatenate(keep) if keep else np.zeros(0, bool)
+    sizes = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+    ptr = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    return (src[keep], dst[keep], ptr,
+            np.concatenate(items) if items else np.zeros(0, np.int32))
 
 
 def _steps(state: _State, dst: np.ndarray, new: np.ndarray, counts: np.ndarray,
@@ -259,10 +283,16 @@ def _choose(state: _State, mate: np.ndarray, src: np.ndarray, new: np.ndarray,
 
 def _apply(state: _State, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
            items: np.ndarray, index: np.ndarray) -> None:
-    """Deliver a round's messages: receivers learn the items (usable next round)."""
-    cols = index[items]
-    rows = np.repeat(dst, np.diff(ptr))
-    state.K[rows, cols] = True
+    """Deliver a round's messages: receivers learn the items (usable next round).
+
+    Messages go in blocks of about :data:`BLOCK` items (two int64 indices an item)."""
+    x = 0
+    while x < len(dst):
+        y = min(max(int(np.searchsorted(ptr, ptr[x] + BLOCK, side="right")) - 1, x + 1),
+                len(dst))
+        rows = np.repeat(dst[x:y], np.diff(ptr[x:y + 1]))
+        state.K[rows, index[items[ptr[x]:ptr[y]]]] = True
+        x = y
 
 
 def _round(state: _State, matcher: str, tau: float | None,
@@ -450,7 +480,7 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         key = (R + (tau or 0.0) * S, S)
         if best_key is None or key < best_key:
             best_key, best = key, rounds
-    src, dst, msg_items = ([r[i] for r in best] for i in (0, 1, 3))
+    src, dst = ([r[i] for r in best] for i in (0, 1))
     dptr = [np.diff(r[2]) for r in best]
     round_ptr = np.concatenate([[0], np.cumsum([len(r[0]) for r in best])]).tolist()
     cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64))
@@ -458,6 +488,15 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
     item_ptr = np.zeros(len(sizes) + 1, np.int64)
     np.cumsum(sizes, out=item_ptr[1:])
     m = len(sizes)
+    # the schedule's int64 item ids, filled round by round while each round's int32
+    # ids are let go: a 22,528-node gossip peaks at 4 + 2 GB here, not 4 + 4 + 4
+    del rounds, state  # the last run's plans and knowledge, when another run won
+    msg_items = np.empty(int(item_ptr[-1]), np.int64)
+    at = 0
+    for i, r in enumerate(best):
+        msg_items[at:at + len(r[3])] = r[3]
+        at += len(r[3])
+        best[i] = None
     cost = "unit cost" if tau is None else f"linear cost tau={tau:g}"
     how = (f"Beier and Sibeyn matching heuristic: {weights} weights, dist_exp={dist_exp:g}"
            + ("" if decay is None else f" lowered towards {decay[0]:g} by {decay[1]:g} per round")
@@ -468,6 +507,6 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
               + (f", from run {first_try})" if first_try else ")")))
     return Schedule(topology=topo, model="F1", p=None, round_ptr=np.array(round_ptr),
                     src=cat(src), dst_ptr=np.arange(m + 1), dst=cat(dst), item_ptr=item_ptr,
-                    items=cat(msg_items), primitive=primitive,
+                    items=msg_items, primitive=primitive,
                     root=root if primitive == "broadcast" else None,
                     origin={"algorithm": "matching", "source": how})

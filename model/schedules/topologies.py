@@ -37,7 +37,8 @@ import numpy as np
 
 from ..errors import FormatError, json_text
 
-__all__ = ["TOPOLOGIES", "Topology", "topology", "topology_from_json"]
+__all__ = ["TOPOLOGIES", "Topology", "topology", "topology_from_json", "MAX_NODES",
+           "MAX_BROADCAST_NODES"]
 
 #: Parameters of each topology, in the order a file lists them.
 TOPOLOGIES: dict[str, tuple[str, ...]] = {
@@ -47,8 +48,13 @@ TOPOLOGIES: dict[str, tuple[str, ...]] = {
     "knodel": ("n",), "explicit": ("n", "edges"),
 }
 
-#: Largest node count a topology may describe (the validator keeps n x n bits).
+#: Largest node count a topology may describe (gossip's validator keeps n x n bits).
 MAX_NODES = 1 << 16
+#: Largest node count of a broadcast topology (``topology(..., max_nodes=...)``):
+#: broadcast moves one item, so its state is a few words a node (Table 4's
+#: butterfly_14 has 229,376 nodes); only the tables ask for it, every command
+#: that reads or writes a schedule keeps :data:`MAX_NODES`.
+MAX_BROADCAST_NODES = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,8 +208,11 @@ def _build(name: str, p: dict) -> tuple[int, np.ndarray | None]:
     raise AssertionError(name)
 
 
-def topology(name: str, **params) -> Topology:
+def topology(name: str, *, max_nodes: int | None = None, **params) -> Topology:
     """Build a topology by name, e.g. ``topology("mesh", a=3, b=4)``.
+
+    ``max_nodes`` is the largest node count accepted: :data:`MAX_NODES` by default,
+    up to :data:`MAX_BROADCAST_NODES` for a broadcast.
 
     Raises
     ------
@@ -229,10 +238,14 @@ def topology(name: str, **params) -> Topology:
         raise FormatError(f"topology knodel: n must be even, got {clean['n']}")
     if name in ("star", "pancake") and clean["k"] > 8:
         raise FormatError(f"topology {name}: k must be at most 8 (k! nodes), got {clean['k']}")
+    max_nodes = MAX_NODES if max_nodes is None else max_nodes
+    if max_nodes > MAX_BROADCAST_NODES:
+        raise ValueError(f"max_nodes must be at most {MAX_BROADCAST_NODES}, got {max_nodes}")
     size = _size(name, clean)
-    if size > MAX_NODES:
+    if size > max_nodes:
         count = f"{size} nodes" if size < 1 << 41 else "too many nodes"
-        raise FormatError(f"topology {name}: {count}, more than the {MAX_NODES} supported")
+        raise FormatError(f"topology {name}: {count}, more than the {max_nodes} supported"
+                          + (" for broadcast" if max_nodes > MAX_NODES else ""))
     if name == "explicit":
         clean["edges"] = _explicit_edges(clean["n"], params["edges"])
         return Topology(name, clean, clean["n"], _simple(clean["n"], clean["edges"]))

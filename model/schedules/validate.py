@@ -33,6 +33,22 @@ __all__ = ["ScheduleError", "Validation", "validate", "check", "items_per_node"]
 _UNICAST = {"H1", "F1", "Hstar", "Fstar"}
 #: Largest knowledge matrix the validator allocates (bits).
 _MAX_BITS = 1 << 33
+#: Item ids handled at once by the passes over them: a gossip on 22,528 nodes carries
+#: 507 million (4 GB as int64), and one int64 temporary per id would double that per
+#: array; in chunks the temporaries stay near 100 MB each.
+_CHUNK = 1 << 24
+
+
+def _spans(ptr: np.ndarray, a: int, b: int, chunk: int | None = None):
+    """Message ranges ``(x, y)`` covering ``a..b`` in order, each with at most ``chunk``
+    entries of ``ptr`` (item or receiver pointers), or one message that has more."""
+    chunk = _CHUNK if chunk is None else chunk
+    x = a
+    while x < b:
+        y = int(np.searchsorted(ptr, ptr[x] + chunk, side="right")) - 1
+        y = min(max(y, x + 1), b)
+        yield x, y
+        x = y
 
 
 class ScheduleError(FormatError):
@@ -97,8 +113,9 @@ class Validation:
 
 def items_per_node(s: Schedule) -> int:
     """``h``, read off the largest item id (node ``v`` owns ``v, v+n, v+2n, ...``)."""
-    ints = s.items[s.items >= 0]
-    top = int(ints.max()) if len(ints) else 0
+    # the largest id, or 0 when there is none ('q' is -1): no copy of the ids (4 GB on a
+    # 22,528-node gossip)
+    top = max(int(s.items.max()), 0) if len(s.items) else 0
     return max(1, top // s.n + 1)
 
 
@@ -136,7 +153,20 @@ class _Static:
         self.dst_len = np.diff(s.dst_ptr)
         self.item_len = np.diff(s.item_ptr)
         self.dst_msg = np.repeat(np.arange(m, dtype=np.int64), self.dst_len)
-        self.item_msg = np.repeat(np.arange(m, dtype=np.int64), self.item_len)
+
+    def item_msg(self, j: int) -> int:
+        """The message that carries item entry ``j`` (found, not stored: one int64 per
+        item would be 4 GB on a 22,528-node gossip)."""
+        return int(np.searchsorted(self.s.item_ptr, j, side="right")) - 1
+
+    def first_item(self, bad) -> int | None:
+        """The first item entry ``j`` where ``bad(items chunk, its offset)`` holds."""
+        items = self.s.items
+        for lo in range(0, len(items), _CHUNK):
+            j = _first(bad(items[lo:lo + _CHUNK], lo))
+            if j is not None:
+                return lo + j
+        return None
 
     def note(self, m: int | None, rule) -> None:
         if m is not None and (self.best is None or m < self.best[0]):
@@ -170,11 +200,12 @@ class _Static:
         self._edges()
         return self.best
 
-    def _duplicates(self, msg: np.ndarray, values: np.ndarray, rule: str) -> None:
+    def _duplicates(self, msg: np.ndarray, values: np.ndarray, rule: str) -> bool:
+        """Note the earliest message listing a value twice; True if there is one."""
         # ``msg`` is non-decreasing: without two equal neighbours every
         # message has at most one entry and nothing can repeat
         if len(values) < 2 or not np.any(msg[1:] == msg[:-1]):
-            return
+            return False
         keys = msg * (self.n * self.h + 2) + (values + 1)
         order = np.argsort(keys, kind="stable")
         k = keys[order]
@@ -182,27 +213,46 @@ class _Static:
         if len(rep):
             j = order[rep[np.argmin(order[rep])]]
             self.note(int(msg[j]), rule.format(_item_text(values[j])))
+        return bool(len(rep))
+
+    def _item_duplicates(self) -> None:
+        """Items listed twice in a message, message chunk by message chunk (in order:
+        the first chunk with one has the earliest). A chunk whose items rise strictly
+        within every message (what the generators write) has none: no sort."""
+        s = self.s
+        ptr, m = s.item_ptr, len(s.src)
+        for x, y in _spans(ptr, 0, m):
+            i0, i1 = int(ptr[x]), int(ptr[y])
+            values = s.items[i0:i1]
+            rises = values[1:] > values[:-1]
+            starts = ptr[x + 1:y] - i0  # a message's first item follows another's
+            rises[starts[(starts > 0) & (starts < len(values))] - 1] = True
+            if rises.all():
+                continue
+            msg = np.repeat(np.arange(x, y, dtype=np.int64), self.item_len[x:y])
+            if self._duplicates(msg, values, "item {} listed twice"):
+                return
 
     def _items(self) -> None:
         s, items = self.s, self.s.items
         universe = self.n * self.h
         polling = s.primitive == "polling"
-        bad = (items >= universe) | (items < (-1 if polling else 0))
-        j = _first(bad)
+        j = self.first_item(lambda x, _: (x >= universe) | (x < (-1 if polling else 0)))
         if j is not None:
             what = "question 'q' outside polling" if items[j] == Q_ID else f"unknown item {items[j]}"
-            self.note(int(self.item_msg[j]), what)
+            self.note(self.item_msg(j), what)
         if polling:
-            j = _first((items >= 0) & (items != s.src[self.item_msg]) & (items >= self.n))
+            item_msg = np.repeat(np.arange(len(s.src), dtype=np.int64), self.item_len)
+            j = _first((items >= 0) & (items != s.src[item_msg]) & (items >= self.n))
             if j is not None:
-                self.note(int(self.item_msg[j]), f"unknown item {items[j]} (polling has items "
+                self.note(int(item_msg[j]), f"unknown item {items[j]} (polling has items "
                           f"0..{self.n - 1} and 'q')")
         if s.primitive in ("reduce", "allreduce"):
-            j = _first(items >= self.n)
+            j = self.first_item(lambda x, _: x >= self.n)
             if j is not None:
-                self.note(int(self.item_msg[j]), f"unknown item {items[j]} ({s.primitive} has "
+                self.note(self.item_msg(j), f"unknown item {items[j]} ({s.primitive} has "
                           f"one token per node, items 0..{self.n - 1})")
-        self._duplicates(self.item_msg, items, "item {} listed twice")
+        self._item_duplicates()
 
     def _edges(self) -> None:
         s = self.s
@@ -288,7 +338,8 @@ def validate(s: Schedule, knowledge: bool = False) -> Validation:
     """
     n = s.n
     h = items_per_node(s)
-    if n * n * h > _MAX_BITS:
+    ids = _tracked(s, h)
+    if n * (n * h if ids is None else len(ids)) > _MAX_BITS:
         top = int(s.items.max())
         m = int(np.searchsorted(s.item_ptr, int(np.argmax(s.items)), side="right")) - 1
         r = int(np.searchsorted(s.round_ptr, m, side="right"))
@@ -296,7 +347,7 @@ def validate(s: Schedule, knowledge: bool = False) -> Validation:
                                       f"unknown item {top} (too many items per node)"))
     static = _Static(s, h).run()
     stop = static[0] if static else len(s.src)
-    result = _simulate(s, h, stop, knowledge)
+    result = _simulate(s, h, stop, knowledge, ids)
     if isinstance(result, ScheduleError):
         return _fail(n, result)
     if static is not None:
@@ -318,28 +369,47 @@ def check(s: Schedule) -> Validation:
     return v
 
 
-def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
-    """Round-by-round knowledge pass over messages ``0..stop-1``; metrics."""
+def _tracked(s: Schedule, h: int) -> np.ndarray | None:
+    """The item ids a broadcast's knowledge pass keeps a bit for, sorted; None: every
+    id ``0..n h-1`` (every other primitive, whose goal asks for them all).
+
+    An item that no message carries and the goal does not ask for stays with its
+    owner and decides nothing, so a broadcast tracks only the carried items and the
+    root's: one, not ``n`` (Table 4's butterfly_14: 229,376 nodes, 6.6 GB of bits
+    for every item, 29 KB for the one). The metrics add the untracked items back."""
+    if s.primitive != "broadcast" or s.n * h > _MAX_BITS:  # h root items: the goal's
+        return None
+    _, need = goal_pairs(s, h)
+    return np.union1d(s.items[s.items >= 0], need)  # 'q' is the static pass's error
+
+
+def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool,
+              ids: np.ndarray | None = None):
+    """Round-by-round knowledge pass over messages ``0..stop-1``; metrics.
+
+    ``ids``: the tracked items (:func:`_tracked`); bit ``i`` of a row is item ``ids[i]``."""
     n = s.n
     polling = s.primitive == "polling"
     combining = s.primitive in COMBINING
     tokens = s.primitive in ("reduce", "allreduce")
-    universe = n * h + (1 if polling else 0)
-    qbit = n * h  # the question's bit, polling only
+    tracked = n * h if ids is None else len(ids)
+    universe = tracked + (1 if polling else 0)
+    qbit = tracked  # the question's bit, polling only
+    untracked = n * h - tracked  # each held by its owner alone, all along
     words = (universe + 63) // 64
     K = np.zeros((n, words), dtype=np.uint64)
     nodes = np.arange(n, dtype=np.int64)
     if polling:
         _set(K, np.array([s.root, s.root]), np.array([s.root, qbit]))
     else:
-        own = np.arange(n * h, dtype=np.int64)
-        _set(K, own % n, own)
+        own = np.arange(n * h, dtype=np.int64) if ids is None else ids
+        _set(K, own % n, np.arange(len(own)))
     dst_len = np.diff(s.dst_ptr)
     item_len = np.diff(s.item_ptr)
     rp = s.round_ptr
     busy, calls, sizes, know = [], 0, [], []
     if want_knowledge:
-        know.append(int(np.bitwise_count(K).sum()))
+        know.append(int(np.bitwise_count(K).sum()) + untracked)
     mark = np.zeros(n, dtype=bool)
     send_to = np.full(n, -1, dtype=np.int64)
     for r in range(1, s.rounds_total + 1):
@@ -364,32 +434,51 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
             j = _first(speaks)
             if j is not None:
                 found.append((j, f"node {src[j]} speaks before it heard the question 'q'"))
-        item_msg = np.repeat(local, il)
-        bits = np.where(items == Q_ID, qbit, items)
-        j = _first(~_has(K, src[item_msg], bits))
-        if j is not None:
-            m = int(item_msg[j])
-            found.append((m, f"node {src[m]} sends item {_item_text(items[j])} it does not hold"))
-        firsts = dst[s.dst_ptr[a:b] - d0]
+        dfirst = s.dst_ptr[a:b] - d0
+
+        def entries(x: int, y: int):
+            """Item entries of the round's messages ``x..y-1``: message, id, bit."""
+            j0, j1 = int(s.item_ptr[a + x]) - i0, int(s.item_ptr[a + y]) - i0
+            its = items[j0:j1]
+            return (np.repeat(local[x:y], il[x:y]), its,
+                    np.where(its == Q_ID, qbit, its if ids is None else np.searchsorted(ids, its)))
+
+        def deliveries(item_msg: np.ndarray, bits: np.ndarray):
+            """Every (receiver, bit) pair those entries deliver, with its message."""
+            per = dl[item_msg]
+            rows = np.repeat(item_msg, per)
+            offs = np.arange(len(rows)) - np.repeat(np.cumsum(per) - per, per)
+            return rows, dst[dfirst[rows] + offs], np.repeat(bits, per)
+
+        # a gossip round can carry half of n^2 items: its messages go in chunks (in
+        # order, so the first chunk with a fault has the round's earliest), except
+        # where tokens must be compared across the whole round
+        spans = [(0, b - a)] if tokens else [(x - a, y - a) for x, y in _spans(s.item_ptr, a, b)]
+        for x, y in spans:
+            item_msg, its, bits = entries(x, y)
+            j = _first(~_has(K, src[item_msg], bits))
+            if j is not None:
+                m = int(item_msg[j])
+                found.append((m, f"node {src[m]} sends item {_item_text(its[j])} it does not hold"))
+                break
+        firsts = dst[dfirst]
         conflict = _round_conflict(s, src, dst, np.repeat(local, dl), firsts)
         if conflict is not None:
             found.append(conflict)
-        # every (receiver, item) pair of the round, applied after all checks:
-        # what arrives in round r is usable from round r+1.
-        per_item_dsts = dl[item_msg]
-        rows = np.repeat(item_msg, per_item_dsts)
-        offs = np.arange(len(rows)) - np.repeat(np.cumsum(per_item_dsts) - per_item_dsts,
-                                                per_item_dsts)
-        recv = dst[(s.dst_ptr[a:b] - d0)[rows] + offs]
-        got = np.repeat(bits, per_item_dsts)
-        if tokens:
+        if tokens:  # one span, the whole round's entries
+            rows, recv, got = deliveries(item_msg, bits)
             found += _counted_twice(K, recv, got, rows, universe)
         if found:
             # ties on one message: the polling rule, then held items, then the model,
             # then tokens counted twice
             m, rule = min(found, key=lambda f: f[0])
             return ScheduleError(r, m, rule)
-        _set(K, recv, got)
+        # every (receiver, item) pair of the round, applied after all checks:
+        # what arrives in round r is usable from round r+1.
+        for x, y in spans:
+            if len(spans) > 1:
+                item_msg, _, bits = entries(x, y)
+            _set(K, *deliveries(item_msg, bits)[1:])
         if polling:  # a node's response exists once it holds the question
             asked = nodes[_has(K, nodes, np.full(n, qbit))]
             _set(K, asked, asked)
@@ -405,10 +494,10 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool):
             calls += (b - a) - recip // 2
         sizes.append(1 if combining else int(il.max()))
         if want_knowledge:
-            know.append(int(np.bitwise_count(K).sum()))
+            know.append(int(np.bitwise_count(K).sum()) + untracked)
     if stop < len(s.src):
         return None
-    missing = _missing(s, K, h, qbit)
+    missing = _missing(s, K, h, ids)
     if missing:
         return ScheduleError(s.rounds_total, None, missing)
     R = max((i + 1 for i, x in enumerate(busy) if x), default=0)
@@ -455,9 +544,10 @@ def _has(K: np.ndarray, rows: np.ndarray, bits: np.ndarray) -> np.ndarray:
     return ((w >> (bits & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
 
-def _missing(s: Schedule, K: np.ndarray, h: int, qbit: int) -> str | None:
+def _missing(s: Schedule, K: np.ndarray, h: int, ids: np.ndarray | None) -> str | None:
     """Why the result is incomplete, or None."""
-    rows, need = goal_pairs(s, h)
+    rows, asked = goal_pairs(s, h)
+    need = asked if ids is None else np.searchsorted(ids, asked)
     mask = np.zeros(K.shape[1], dtype=np.uint64)
     np.bitwise_or.at(mask, need >> 6, np.left_shift(np.uint64(1), (need & 63).astype(np.uint64)))
     lack = (K[rows] & mask) != mask  # (rows, words)
@@ -466,7 +556,7 @@ def _missing(s: Schedule, K: np.ndarray, h: int, qbit: int) -> str | None:
         return None
     v = int(rows[bad_rows[0]])
     held = _has(K, np.full(len(need), v), need)
-    item = int(need[np.argmin(held)])
+    item = int(asked[np.argmin(held)])
     total = int(np.bitwise_count(mask).sum()) * len(rows) - int(
         np.bitwise_count(K[rows] & mask).sum())
     return (f"incomplete {s.primitive}: node {v} lacks item {item} at the end "
