@@ -397,7 +397,6 @@ def test_items_in_chunks_give_the_verdict_and_metrics_of_one_pass(base, kind, ch
     # round go through them in chunks of _CHUNK; any chunk size gives the same first
     # error (round, message, rule) and the same metrics
     import importlib
-    mod = importlib.import_module("pipegossip.model.schedules.validate")
     s = BASES[base]()
     if kind == "repeat":  # an item listed twice, after higher ones (not rising)
         rounds = _rows(s)
@@ -420,7 +419,8 @@ def test_items_in_chunks_give_the_verdict_and_metrics_of_one_pass(base, kind, ch
         s = _mutate(s, kind, data) or s
     whole = validate(s, knowledge=True)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mod, "_CHUNK", chunk)
+        mp.setattr(importlib.import_module("pipegossip.model.schedules.validate_static"),
+                   "_CHUNK", chunk)  # _spans and the static pass read it there
         parts = validate(s, knowledge=True)
     assert (parts.to_json(), parts.knowledge) == (whole.to_json(), whole.knowledge)
     if kind == "repeat":
@@ -435,7 +435,8 @@ def test_the_validator_holds_no_array_as_long_as_the_item_ids(monkeypatch):
     mod = importlib.import_module("pipegossip.model.schedules.validate")
     s = recursive_doubling(512)
     ids = s.items.nbytes  # 261,632 ids, 2 MB
-    monkeypatch.setattr(mod, "_CHUNK", 4096)
+    monkeypatch.setattr(importlib.import_module("pipegossip.model.schedules.validate_static"),
+                        "_CHUNK", 4096)
     tracemalloc.start()
     try:
         assert mod.items_per_node(s) == 1
