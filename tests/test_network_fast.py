@@ -22,7 +22,7 @@ from pipegossip.sim.fast import network as fast_hw
 from pipegossip.sim.fast import network_testbench
 from pipegossip.sim.judge.network import judge_network, mismatch_place
 from pipegossip.sim.network.cosim import cosim_network
-from pipegossip.sim.network.fast import fast_place, run_fast_amaranth
+from pipegossip.sim.network.fast import fast_place, run_fast_amaranth, span_of
 from pipegossip.sim.network.run import FAULTS, faulty_writes, network_job, run_network_amaranth
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -74,6 +74,8 @@ def test_a_clean_run_matches_in_both_modes(both_modes):
     assert summary["finished"] == 1 and fast_place(summary) is None
     assert summary["busy_cycles"] == record.busy_cycles
     assert summary["done_at"] == record.busy_cycles + 1
+    # the fast top checks as many cycles as the trace mode samples of a clean run
+    assert summary["finished"] and len(record.samples["busy"]) == span_of(verdict.config)
 
 
 @pytest.mark.parametrize("fault", [*FAULTS, "gossip-word", *LATER])

@@ -43,10 +43,6 @@ def _unpack(fields, row: int) -> dict:
     return out
 
 
-def test_span_is_the_trace_modes_sample_count():
-    assert fast.span_of(GOSSIP) == GOSSIP.cycles + LATENCY + fast.TAIL + 1
-
-
 @pytest.mark.parametrize("program", [ALLREDUCE, GOSSIP], ids=["allreduce", "gossip"])
 def test_the_rows_hold_the_judges_expectations(program):
     roms, (run,) = fast.rom_rows([program], [network_job("j", program, SEED)], SIZE)
@@ -228,7 +224,8 @@ def test_a_summary_becomes_a_record():
     assert r.ended == "done" and r.load_cycles == len(job["writes"]) and r.busy_cycles == 3
     assert r.wall_seconds == 0.25 and r.spec.word_seed == SEED and r.spec.tail == job["tail"]
     assert r.spec.max_cycles == job["max_cycles"] and not r.samples
-    assert fast.fast_record(job, ALLREDUCE, _summary(finished=0), "").ended == "timeout"
+    late = fast.fast_record(job, ALLREDUCE, _summary(finished=0), "")
+    assert late.ended == "timeout" and late.wall_seconds == 0.0 and late.spec.idle == 0
     assert fast.NetworkFastRun(spec=r.spec, n=4, name="x", samples={}, store=[], held=[],
                                acc=[], ended="done").busy_cycles == 0
 
