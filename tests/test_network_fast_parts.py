@@ -169,7 +169,10 @@ def test_a_build_is_handed_the_trace_modes_fabric_text_and_the_roms(monkeypatch)
     assert got["text"].startswith(size_verilog_text(CYCLE4, SIZE, ALLREDUCE.op) + "\n")
     for rom in fast_hw.ROM_FILES:
         assert fast_hw.rom_module(rom, LAY.width(rom), depths[rom]) in got["text"]
-    assert f"module {fast_hw.NET_FAST_TOP}(" in got["text"]
+    top = got["text"][got["text"].index(f"module {fast_hw.NET_FAST_TOP}("):]
+    # the registered reset starts high and resets the fabric instance (see NetworkFastTop)
+    assert "reg rst_r = 1'h1;" in top and ".rst(rst_r)" in top
+    assert top.count("pipegossip_network_fabric fabric (") == 1
     assert (got["size"], got["kind"], got["top"], got["root"]) == (
         SIZE, "network-fast", fast_hw.NET_FAST_TOP, "R")
     assert got["recipe"] == fast.FAST_RECIPE and got["progress"] is None
