@@ -261,7 +261,8 @@ def test_a_fast_verdict_names_the_checkers_mismatch():
     assert (m.kind, m.cycle, m.processor) == ("trace", 2, 2)
     assert m.note == f"port {port}: p2 -> p{peer}" and m.expected == "trace as the model says"
     (m,) = _verdict(bad=1, bad_check=5, bad_cycle=3, bad_node=1, bad_port=2).mismatches
-    assert (m.kind, m.note) == ("delivery", f"port 2: p1 -> p{ALLREDUCE.node_of(ALLREDUCE.peer(2))}")
+    peer = ALLREDUCE.node_of(ALLREDUCE.peer(2))
+    assert (m.kind, m.note) == ("delivery", f"port 2: p1 -> p{peer}")
     (m,) = _verdict(bad=1, bad_check=9, bad_cycle=fast_hw.FINAL_CYCLE, bad_node=3,
                     bad_port=4).mismatches
     assert (m.kind, m.cycle, m.processor) == ("delivery", None, 3)
