@@ -355,8 +355,9 @@ def mutate(py: Path, argv: list[str]) -> int:
     "before"); map entries that commit lacks are left out.
     ``--rerun-survivors`` runs only the survivors of the module's last
     session again (valid when only the tests changed since: the module's
-    text must be the same); mutants that session never ran stay pending. ``--report`` prints the last session's counts
-    again (with the classifications as they are now) and runs nothing.
+    text must be the same); mutants that session never ran stay pending.
+    ``--report`` prints the last session's counts again (with the
+    classifications as they are now) and runs nothing.
     ``--max-seconds S`` stops each module's run after S seconds and reports
     the mutants not run. A mutant's tests run in a process group of their
     own, ended whole (SIGTERM, then SIGKILL) at its timeout, at
