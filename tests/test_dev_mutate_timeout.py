@@ -1,5 +1,8 @@
 """dev.py mutate ends a mutant's tests whole: the test command and what it started.
 
+The harness is dev_mutate.py (beside dev.py); the wrapper runs as cosmic-ray
+runs it, ``python3 dev.py _mutant-tests ...``.
+
 An endless mutant's tests that spawn a sleeping grandchild are stopped at the
 per-mutant timeout, when cosmic-ray is stopped (``--max-seconds``), and when
 the wrapper's parent goes away; afterwards no process of theirs is left.
@@ -26,8 +29,8 @@ SPAWNER = ("import subprocess, sys, time\n"
            "time.sleep(600)\n")
 
 
-def _dev():
-    spec = importlib.util.spec_from_file_location("dev_under_test", ROOT / "dev.py")
+def _harness():
+    spec = importlib.util.spec_from_file_location("dev_mutate_under_test", ROOT / "dev_mutate.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -69,7 +72,7 @@ def test_a_timed_out_command_is_ended_with_its_grandchild(tmp_path):
     t0 = time.monotonic()
     proc = _wrapper(tmp_path, 1.0, pids)
     out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 1 and out.strip() == _dev().TIMED_OUT
+    assert proc.returncode == 1 and out.strip() == _harness().TIMED_OUT
     assert time.monotonic() - t0 < 30  # SIGTERM ends the sleepers: no 5 s SIGKILL wait
     assert [p for p in _pids(pids, 2) if _running(p)] == []
 
@@ -115,7 +118,7 @@ def test_mutate_session_leaves_no_test_process(tmp_path, path):
     cr = Path(sys.executable).parent / "cosmic-ray"
     if not cr.exists():
         pytest.skip("cosmic-ray not installed (the mutate extra)")
-    dev = _dev()
+    dev = _harness()
     tree, work = tmp_path / "tree", tmp_path / "work"
     (tree / "pipegossip").mkdir(parents=True)
     (tree / "tests").mkdir()

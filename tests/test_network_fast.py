@@ -7,6 +7,7 @@ both with the same (check, cycle, node, port or slot).
 """
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from pipegossip.sim.fast import network as fast_hw
 from pipegossip.sim.fast import network_testbench
 from pipegossip.sim.judge.network import judge_network, mismatch_place
 from pipegossip.sim.network.cosim import cosim_network
-from pipegossip.sim.network.fast import fast_place, run_fast_amaranth
+from pipegossip.sim.network.fast import fast_place, run_fast_amaranth, span_of
 from pipegossip.sim.network.run import FAULTS, faulty_writes, network_job, run_network_amaranth
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -73,6 +74,8 @@ def test_a_clean_run_matches_in_both_modes(both_modes):
     assert summary["finished"] == 1 and fast_place(summary) is None
     assert summary["busy_cycles"] == record.busy_cycles
     assert summary["done_at"] == record.busy_cycles + 1
+    # the fast top checks as many cycles as the trace mode samples of a clean run
+    assert summary["finished"] and len(record.samples["busy"]) == span_of(verdict.config)
 
 
 @pytest.mark.parametrize("fault", [*FAULTS, "gossip-word", *LATER])
@@ -87,6 +90,32 @@ def test_each_fault_has_the_same_first_mismatch_in_both_modes(both_modes, fault)
         assert trace_first[2] >= 2 and trace_first[3] not in (None, trace_first[2])
     assert fast_place(summary) == trace_first
     assert summary["finished"] == 1
+
+
+def test_a_program_that_ends_short_of_the_primitive_is_incomplete_in_both_modes():
+    """A compiler bug the completeness check exists for: the program claims the gather's
+    root ends without its own item (slot 0, the read-back's first check), and the fabric
+    indeed lost it (its directory entry made invalid): no final-store mismatch, only the
+    primitive's end state says that the root lacks item 0."""
+    from pipegossip.model.schedules import Message, Schedule
+    from test_sim_network_cosim import PATH4
+
+    rounds = [[Message(3, (2,), (3,))], [Message(2, (1,), (2, 3))],
+              [Message(1, (0,), (1, 2, 3))]]
+    q = compile_network(Schedule.from_rounds(rounds, topology=PATH4, model="H1", p=None,
+                                             primitive="gather", root=0), depth=8, slots=4)
+    writes = faulty_writes(q, "directory", SEED)
+    assert [w[:3] for w, x in zip(writes, network_job("j", q, SEED)["writes"]) if w != x] \
+        == [(4, 0, 0)]  # node 0's directory entry of slot 0
+    short = replace(q, final=q.final.copy())
+    short.final[0, 0] = False
+    job = network_job("short", q, SEED, writes)
+    size = network_size(q.topology, q.width, q.depth, q.slots)
+    (summary,) = run_fast_amaranth([short], [job], size)
+    (record,) = run_network_amaranth([q], seed=SEED, jobs=[job])
+    verdict = judge_network(short, record)
+    assert [mismatch_place(m) for m in verdict.mismatches] == [("complete", None, 0, None)]
+    assert fast_place(summary) == ("complete", None, 0, None)
 
 
 def test_a_misroute_delivers_the_words_to_the_wrong_neighbours():
