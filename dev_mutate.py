@@ -176,7 +176,14 @@ def mutant_tests(argv: list[str]) -> int:
     ``WORK/tests.lock`` meanwhile, which :func:`_stop_session` waits for.
     Exit: COMMAND's, or 1 with :data:`TIMED_OUT` printed when time ran out.
     """
-    seconds, work, command = float(argv[0]), Path(argv[1]), argv[2:]
+    try:
+        seconds, work, command = float(argv[0]), Path(argv[1]), argv[2:]
+    except (IndexError, ValueError):
+        command = []
+    if not command or not work.is_dir():
+        print("usage: python3 dev.py _mutant-tests SECONDS WORK COMMAND... "
+              "(internal: the command dev.py mutate gives cosmic-ray per mutant)", file=sys.stderr)
+        return 2
     parent = os.getppid()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with open(work / "tests.lock", "a") as lock:

@@ -35,6 +35,21 @@ def test_mutate_refuses_bad_arguments_before_installing_anything():
         assert r.stdout == "" and len(r.stderr.splitlines()) == 1
 
 
+
+def test_mutant_tests_wrapper_refuses_bad_arguments_in_one_line(tmp_path):
+    # the wrapper cosmic-ray calls per mutant: SECONDS WORK COMMAND..., WORK a folder
+    for argv in ([], ["5"], ["soon", str(tmp_path), "true"], ["5", str(tmp_path)],
+                 ["5", str(tmp_path / "absent"), "true"]):
+        r = subprocess.run([sys.executable, str(ROOT / "dev.py"), "_mutant-tests", *argv],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2, argv
+        assert r.stderr.startswith("usage: python3 dev.py _mutant-tests"), argv
+        assert r.stdout == "" and len(r.stderr.splitlines()) == 1, argv
+    r = subprocess.run([sys.executable, str(ROOT / "dev.py"), "_mutant-tests", "30",
+                        str(tmp_path), sys.executable, "-c", "raise SystemExit(3)"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3 and r.stderr == ""
+
 def test_every_mapped_module_and_test_file_exists():
     import tomllib
 
