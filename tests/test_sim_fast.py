@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The fast co-simulation mode (issue 17): in-hardware checker, one judge, per-cycle rerun.
 
 * fault injection (:mod:`pipegossip.sim.fast.faults`): a wrong action, a
