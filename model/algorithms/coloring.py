@@ -35,6 +35,7 @@ import itertools
 import numpy as np
 
 from ..errors import json_text
+from ..schedules.chunks import join_ids
 from ..schedules.ir import Schedule
 from ..schedules.topologies import Topology
 from . import matching
@@ -236,12 +237,7 @@ def sequence_schedule(topo: Topology, period: list[np.ndarray], *, origin: dict,
     size = cat(sizes)
     item_ptr = np.zeros(len(size) + 1, np.int64)
     np.cumsum(size, out=item_ptr[1:])
-    ids = np.empty(int(item_ptr[-1]), np.int64)  # filled as the int32 blocks are let go
-    at = 0
-    for i, part in enumerate(items):
-        ids[at:at + len(part)] = part
-        at += len(part)
-        items[i] = None
+    ids = join_ids(items, int(item_ptr[-1]))  # filled as the int32 blocks are let go
     return Schedule(topology=topo, model="F1", p=None, round_ptr=np.array(round_ptr),
                     src=cat(src), dst_ptr=np.arange(len(size) + 1), dst=cat(dst),
                     item_ptr=item_ptr, items=ids, origin=origin)

@@ -50,6 +50,7 @@ import time
 
 import numpy as np
 
+from ..schedules.chunks import join_ids, spans
 from ..schedules.ir import Schedule
 from ..schedules.topologies import Topology
 from .matching_kernels import kernel
@@ -286,13 +287,9 @@ def _apply(state: _State, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
     """Deliver a round's messages: receivers learn the items (usable next round).
 
     Messages go in blocks of about :data:`BLOCK` items (two int64 indices an item)."""
-    x = 0
-    while x < len(dst):
-        y = min(max(int(np.searchsorted(ptr, ptr[x] + BLOCK, side="right")) - 1, x + 1),
-                len(dst))
+    for x, y in spans(ptr, 0, len(dst), BLOCK):
         rows = np.repeat(dst[x:y], np.diff(ptr[x:y + 1]))
         state.K[rows, index[items[ptr[x]:ptr[y]]]] = True
-        x = y
 
 
 def _round(state: _State, matcher: str, tau: float | None,
@@ -491,12 +488,9 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
     # the schedule's int64 item ids, filled round by round while each round's int32
     # ids are let go: a 22,528-node gossip peaks at 4 + 2 GB here, not 4 + 4 + 4
     del rounds, state  # the last run's plans and knowledge, when another run won
-    msg_items = np.empty(int(item_ptr[-1]), np.int64)
-    at = 0
-    for i, r in enumerate(best):
-        msg_items[at:at + len(r[3])] = r[3]
-        at += len(r[3])
-        best[i] = None
+    pieces = [r[3] for r in best]
+    best = None
+    msg_items = join_ids(pieces, int(item_ptr[-1]))
     cost = "unit cost" if tau is None else f"linear cost tau={tau:g}"
     how = (f"Beier and Sibeyn matching heuristic: {weights} weights, dist_exp={dist_exp:g}"
            + ("" if decay is None else f" lowered towards {decay[0]:g} by {decay[1]:g} per round")

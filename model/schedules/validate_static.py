@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FormatError
+from .chunks import spans
 from .ir import COMBINING, Q_ID, Schedule
 
 _UNICAST = {"H1", "F1", "Hstar", "Fstar"}
@@ -23,15 +24,9 @@ _CHUNK = 1 << 24
 
 
 def _spans(ptr: np.ndarray, a: int, b: int, chunk: int | None = None):
-    """Message ranges ``(x, y)`` covering ``a..b`` in order, each with at most ``chunk``
-    entries of ``ptr`` (item or receiver pointers), or one message that has more."""
-    chunk = _CHUNK if chunk is None else chunk
-    x = a
-    while x < b:
-        y = int(np.searchsorted(ptr, ptr[x] + chunk, side="right")) - 1
-        y = min(max(y, x + 1), b)
-        yield x, y
-        x = y
+    """:func:`.chunks.spans` in chunks of ``_CHUNK`` unless told (read at each call, so
+    a test may shrink it)."""
+    return spans(ptr, a, b, _CHUNK if chunk is None else chunk)
 
 
 class ScheduleError(FormatError):
