@@ -26,7 +26,7 @@ from .sweep_cli import print_failures
 from .hw.fpga.compare import (DEFAULT_TARGETS, Target, compare_markdown, parse_targets,
                               run_compare, write_compare)
 from .hw.fpga.devices import BOARDS, DEVICES, NETWORK_STORE
-from .hw.fpga.flow import FABRICS, prepare, prepare_network, prepare_schedule, run_flow
+from .hw.fpga.flow import FABRICS, ROUTERS, prepare, prepare_network, prepare_schedule, run_flow
 from .files import OutputKind, mark_output_dir
 from .files import check_output_dir as files_check_output_dir
 from .hw.fpga.outputs import check_output_dir
@@ -122,6 +122,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(default: the board's oscillator)")
     p.add_argument("--pnr-seed", type=nonnegative_int, default=1, metavar="S",
                    help="nextpnr placement seed; default 1")
+    p.add_argument("--router", choices=ROUTERS,
+                   help="nextpnr's router (default: nextpnr's own, router1); router2 "
+                   "copes better with a congested device")
     p.add_argument("--timeout", type=_minutes, default=0, metavar="MIN",
                    help="stop the tools after MIN minutes (exit status 3); default 0: no limit")
     p.add_argument("--no-trace", action="store_true",
@@ -331,6 +334,7 @@ def _prepare_network_board(args: argparse.Namespace):
 def cmd_fpga(args: argparse.Namespace) -> int:
     try:
         job, fault_node = _prepare_job(args)
+        job.router = args.router
         check_output_dir(args.output)
     except (TypeError, ValueError, NotImplementedError) as e:
         raise UsageError(str(e)) from None

@@ -97,6 +97,31 @@ def test_schedule_job_is_the_schedule_fabric_in_the_bare_boundary():
     with pytest.raises(ValueError, match="depth"):
         prepare_schedule(4, 4, 0)
 
+def test_router_option_reaches_nextpnr_and_the_digest_only_when_given(monkeypatch):
+    from pipegossip.hw.fpga import flow
+    job = prepare_schedule(4, 4, 8, device="ecp5-25k")
+    default = bare_digest(job)
+    assert "--router" not in flow._bare_inputs(job)["options"]
+    two = prepare_schedule(4, 4, 8, device="ecp5-25k")
+    two.router = "router2"
+    options = flow._bare_inputs(two)["options"]
+    assert options[options.index("--router") + 1] == "router2"
+    # another router is another measurement: the stored results must not match it
+    assert bare_digest(two) != default
+    assert flow._report_head(two, "bare")["router"] == "router2"
+    assert "router" not in flow._report_head(job, "bare")
+    bad = prepare_schedule(4, 4, 8, device="ecp5-25k")
+    bad.router = "router9"
+    with pytest.raises(ValueError, match="router9"):
+        flow._bare_inputs(bad)
+
+
+def test_router_option_is_checked_by_the_command_line(tmp_path, capsys):
+    line = refused(capsys, "hw", "fpga", "--fabric", "schedule", "--n", "4", "--router",
+                   "astar", "-o", str(tmp_path / "o"))
+    assert "astar" in line and "router2" in line
+    assert not (tmp_path / "o").exists()
+
 
 @pytest.mark.parametrize("text,word", [("ice40:8", "DEVICE:N"), ("ice40-up5k:x", "DEVICE:N"),
                                        ("ice40-up5k:1", "at least 2"),

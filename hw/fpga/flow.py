@@ -49,13 +49,17 @@ from .pll import ecp5_pll_params, ice40_pll_params
 from .reports import _attribute, _logic_cells, _synth_cells, summarise_report
 from .tools import FlowError, Progress, _explain_nextpnr, _quiet, _run_tool, yowasp_tool
 
-__all__ = ["TRACE_PORTS", "FABRICS", "FlowJob", "prepare", "prepare_schedule", "prepare_network", "run_flow",
+__all__ = ["TRACE_PORTS", "FABRICS", "ROUTERS", "FlowJob", "prepare", "prepare_schedule", "prepare_network", "run_flow",
            "bare_digest", "board_plan"]
 
 #: The fabrics the flow builds: ``fsm`` (broadcast orders built into
 #: per-processor controllers, one configuration) and ``schedule`` (programs
 #: loaded at run time, one size).
 FABRICS = ("fsm", "schedule", "network")
+#: nextpnr's routers. ``router1`` is nextpnr's default; ``router2`` (negotiated
+#: congestion) finished routes where router1 stalled in rip-up on the largest
+#: network builds.
+ROUTERS = ("router1", "router2")
 
 #: The fabric's trace outputs (SPEC section 10 and the step/slot counters):
 #: ``trace=False`` leaves them unobserved, as a deployment that only consumes
@@ -85,6 +89,9 @@ class FlowJob:
     _bare: dict | None = None      # cached inputs of a bare build
     #: The network fabric's topology and operation (``network`` builds only).
     network: tuple | None = None
+    #: nextpnr's router (:data:`ROUTERS`); ``None`` leaves nextpnr's default
+    #: (``router1``) and the design digest as they were before the option existed.
+    router: str | None = None
 
     @property
     def fabric(self) -> str:
@@ -268,6 +275,15 @@ def _check_target(device: str | None, board: str | None, clock_mhz: float | None
     return DEVICES[device or "ice40-up5k"]
 
 
+def _router_options(job: FlowJob) -> list[str]:
+    """nextpnr's ``--router`` option for ``job`` (none for the default)."""
+    if job.router is None:
+        return []
+    if job.router not in ROUTERS:
+        raise ValueError(f"unknown router {job.router!r} (expected one of {', '.join(ROUTERS)})")
+    return ["--router", job.router]
+
+
 def _check_pll(dev: Device, board: Board, clock_mhz: float) -> None:
     module, cls = board.platform.split(":")
     f_in = getattr(importlib.import_module(module), cls)().default_clk_frequency / 1e6
@@ -325,6 +341,7 @@ def _report_head(job: FlowJob, kind: str) -> dict:
         "board": job.board.name if job.board else None,
         "pnr_seed": job.pnr_seed,
         "trace_observed": job.trace,
+        **({"router": job.router} if job.router else {}),
     }
 
 
@@ -357,7 +374,7 @@ def _bare_inputs(job: FlowJob) -> dict:
         options = [*dev.nextpnr_args, "--json", "synth.json", "--freq", f"{clock:g}",
                    _ALLOW_UNCONSTRAINED[dev.family], "--timing-allow-fail",
                    "--seed", str(job.pnr_seed), "--report", "nextpnr-report.json",
-                   "--write", "routed.json"]
+                   "--write", "routed.json", *_router_options(job)]
         digest = hashlib.sha256("\0".join(
             [_SRC_ATTRIBUTE.sub("", il), script, " ".join(options)]).encode())
         job._bare = {"il": il, "script": script, "options": options,
@@ -419,7 +436,7 @@ def board_plan(job: FlowJob):
         # the iCEBreaker's snap-off LEDs show the first wrong node
         platform.add_resources(platform.break_off_pmod)
     nextpnr_opts = ["--report", "top.report.json", "--timing-allow-fail",
-                    "--seed", str(job.pnr_seed)]
+                    "--seed", str(job.pnr_seed), *_router_options(job)]
     if job.netlist:
         nextpnr_opts += ["--write", "top.routed.json"]
     # do_build=False returns the plan without running it; amaranth's check
