@@ -210,6 +210,13 @@ def _prepare_job(args: argparse.Namespace):
 
     UsageError for options of the other fabric.
     """
+    job, node = _prepare_fabric_job(args)
+    job.router = args.router  # enters nextpnr's options (and the digest) only when given
+    return job, node
+
+
+def _prepare_fabric_job(args: argparse.Namespace):
+    """:func:`_prepare_job` before the flow's own options."""
     if args.simulate and args.board is None:
         raise UsageError("--simulate needs --board (it simulates the board's design)")
     if args.simulate and not DEVICES[BOARDS[args.board].device].family == "ice40":
@@ -334,7 +341,6 @@ def _prepare_network_board(args: argparse.Namespace):
 def cmd_fpga(args: argparse.Namespace) -> int:
     try:
         job, fault_node = _prepare_job(args)
-        job.router = args.router
         check_output_dir(args.output)
     except (TypeError, ValueError, NotImplementedError) as e:
         raise UsageError(str(e)) from None

@@ -399,3 +399,17 @@ def test_a_well_formed_result_file_passes_the_shape_check(tmp_path, capsys):
     # No reports yet: one problem line (exit 1), not a refusal of the file.
     assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 1
     assert "x: no report yet of seed 1" in capsys.readouterr().out
+
+
+def test_a_recorded_router_reaches_the_job_and_its_digest():
+    from pipegossip.fpga_references import _job
+    # The torus 8x8 result was routed with --router router2: its recorded argv
+    # must rebuild (and digest) with that router, not nextpnr's default.
+    from pipegossip.hw.fpga.flow import bare_digest
+    argv = ["--fabric", "schedule", "--n", "4", "--depth", "8", "--device", "ecp5-25k"]
+    plain, two = _job(argv, 1), _job([*argv, "--router", "router2"], 1)
+    assert plain.router is None and two.router == "router2"
+    assert bare_digest(two) != bare_digest(plain)
+    stored = json.loads((RESULTS / "network-torus8x8-ecp5-85k.json").read_text())
+    assert stored["argv"][-2:] == ["--router", "router2"]
+    assert stored["reports"]["1"]["router"] == "router2"
