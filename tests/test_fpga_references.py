@@ -399,3 +399,23 @@ def test_a_well_formed_result_file_passes_the_shape_check(tmp_path, capsys):
     # No reports yet: one problem line (exit 1), not a refusal of the file.
     assert main(["fpga-references", "--quotes", "--results", str(folder)]) == 1
     assert "x: no report yet of seed 1" in capsys.readouterr().out
+
+
+def test_a_router_given_in_the_recorded_command_is_in_the_digest_checked(tmp_path):
+    # A result built with `--router router2` keeps it in its argv; the digest that
+    # --update --reports compares must then be the router2 build's, not router1's.
+    from pipegossip.cli import UsageError
+    from pipegossip.fpga_references import _job, reused_reports
+    from pipegossip.hw.fpga.flow import bare_digest
+    r = copy.deepcopy(next(x for x in _results() if x["name"] == "fpga-n8-ice40"))
+    r["argv"] += ["--router", "router2"]
+    r["seeds"] = [1]
+    two = _job(r["argv"], 1)
+    assert two.router == "router2" and _job(r["argv"][:-2], 1).router is None
+    report = {**r["reports"]["1"], "pnr_seed": 1, "design_digest": bare_digest(two)}
+    (tmp_path / "two.json").write_text(json.dumps(report))
+    assert set(reused_reports(r, [str(tmp_path / "two.json")])) == {"1"}
+    report["design_digest"] = bare_digest(_job(r["argv"][:-2], 1))   # a router1 build
+    (tmp_path / "one.json").write_text(json.dumps(report))
+    with pytest.raises(UsageError, match="digest differs"):
+        reused_reports(r, [str(tmp_path / "one.json")])
