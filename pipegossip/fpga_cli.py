@@ -208,7 +208,9 @@ def _targets(text: str) -> list[Target]:
 def _prepare_job(args: argparse.Namespace):
     """The build the options describe, and the node a planted fault must fail at.
 
-    UsageError for options of the other fabric.
+    UsageError for options of the other fabric. The router is set here, not by
+    the caller, so that ``paper fpga-references`` (which rebuilds and checks
+    digests through this function) sees a ``--router`` build as it was made.
     """
     job, node = _prepare_fabric_job(args)
     job.router = args.router  # enters nextpnr's options (and the digest) only when given
@@ -216,7 +218,7 @@ def _prepare_job(args: argparse.Namespace):
 
 
 def _prepare_fabric_job(args: argparse.Namespace):
-    """:func:`_prepare_job` before the flow's own options."""
+    """:func:`_prepare_job` without the flow options that apply to every fabric."""
     if args.simulate and args.board is None:
         raise UsageError("--simulate needs --board (it simulates the board's design)")
     if args.simulate and not DEVICES[BOARDS[args.board].device].family == "ice40":

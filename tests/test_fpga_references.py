@@ -290,15 +290,50 @@ def test_busy_cycles_of_the_comparison_are_the_models():
     want = {}
     for n, fsm_pipe, fsm_alg2, sched in ((8, "fpga-n8-ice40", "fsm-alg2-n8-ice40",
                                           "schedule-fabric-n8-ice40"),
-                                         (16, "fpga-n16-ecp5", "fsm-alg2-n16-ecp5", None)):
+                                         (16, "fpga-n16-ecp5", "fsm-alg2-n16-ecp5",
+                                          "schedule-fabric-n16-ecp5")):
         alg2, cyclic = workloads(n, 8, schedule_depth(n))
         want[fsm_pipe] = {"gossip": cyclic["fsm_cycles"]}
         if fsm_alg2:
             want[fsm_alg2] = {"gossip": alg2["fsm_cycles"]}
         if sched:
             want[sched] = {"alg2": alg2["schedule_busy"], "cyclic": cyclic["schedule_busy"]}
-    got = {r["name"]: r["busy"]["cycles"] for r in _results() if r["name"] in want}
+    # the crossbar's other collectives are checked against their programs below
+    got = {r["name"]: {k: c for k, c in r["busy"]["cycles"].items()
+                       if k not in CROSSBAR_BUSY.get(r["name"], {})}
+           for r in _results() if r["name"] in want}
     assert got == want
+
+
+#: The schedules behind the crossbar results' other busy cycles (`pipegossip schedule ...`).
+CROSSBAR_BUSY = {
+    "schedule-fabric-n16-ecp5": {
+        "hc4_gossip": ["all-port", "--topology", "hypercube", "--k", "4"],
+        "hc4_polling": ["polling-hypercube", "--k", "4"],
+        "hc4_allreduce": ["allreduce", "--topology", "hypercube", "--k", "4"],
+        "mesh_gossip": ["all-port", "--topology", "mesh", "--a", "4", "--b", "4"]},
+}
+
+
+def test_busy_cycles_of_the_crossbar_results_are_their_programs(tmp_path):
+    # The crossbar's ns beside the network fabric: its compiled program's cycles
+    # (at the result's depth) plus the schedule fabric's latency.
+    from pipegossip.hw.schedule.fabric import LATENCY
+    from pipegossip.model.schedules.ir import load
+    from pipegossip.model.schedules.program import compile_schedule
+    stored = {r["name"]: r for r in _results()}
+    for name, schedules in CROSSBAR_BUSY.items():
+        r = stored[name]
+        depth = int(r["argv"][r["argv"].index("--depth") + 1])
+        want = {}
+        for collective, words in schedules.items():
+            out = tmp_path / f"{name}-{collective}.json"
+            assert main(["schedule", *words, "-o", str(out)]) == 0
+            want[collective] = compile_schedule(load(out), width=8, depth=depth).cycles + LATENCY
+        got = {k: c for k, c in r["busy"]["cycles"].items() if k in schedules}
+        assert got == want, name
+        # every busy figure of the result is checked, here or by the comparison's test
+        assert set(r["busy"]["cycles"]) == set(schedules) | {"alg2", "cyclic"}, name
 
 
 #: The schedules behind each network result's busy cycles (`pipegossip schedule ...`).
@@ -413,3 +448,23 @@ def test_a_recorded_router_reaches_the_job_and_its_digest():
     stored = json.loads((RESULTS / "network-torus8x8-ecp5-85k.json").read_text())
     assert stored["argv"][-2:] == ["--router", "router2"]
     assert stored["reports"]["1"]["router"] == "router2"
+
+
+def test_a_router_given_in_the_recorded_command_is_in_the_digest_checked(tmp_path):
+    # A result built with `--router router2` keeps it in its argv; the digest that
+    # --update --reports compares must then be the router2 build's, not router1's.
+    from pipegossip.cli import UsageError
+    from pipegossip.fpga_references import _job, reused_reports
+    from pipegossip.hw.fpga.flow import bare_digest
+    r = copy.deepcopy(next(x for x in _results() if x["name"] == "fpga-n8-ice40"))
+    r["argv"] += ["--router", "router2"]
+    r["seeds"] = [1]
+    two = _job(r["argv"], 1)
+    assert two.router == "router2" and _job(r["argv"][:-2], 1).router is None
+    report = {**r["reports"]["1"], "pnr_seed": 1, "design_digest": bare_digest(two)}
+    (tmp_path / "two.json").write_text(json.dumps(report))
+    assert set(reused_reports(r, [str(tmp_path / "two.json")])) == {"1"}
+    report["design_digest"] = bare_digest(_job(r["argv"][:-2], 1))   # a router1 build
+    (tmp_path / "one.json").write_text(json.dumps(report))
+    with pytest.raises(UsageError, match="digest differs"):
+        reused_reports(r, [str(tmp_path / "one.json")])

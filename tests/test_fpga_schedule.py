@@ -116,6 +116,19 @@ def test_router_option_reaches_nextpnr_and_the_digest_only_when_given(monkeypatc
         flow._bare_inputs(bad)
 
 
+def test_progress_names_the_routing_phase_of_either_router():
+    # router2 prints no "Routing N arcs": its hour in the router must not read
+    # as "refining placement"
+    from pipegossip.hw.fpga.tools import _PHASES
+
+    def phase(line):
+        return next((name for rx, name in _PHASES["nextpnr"] if rx.search(line)), None)
+    assert phase("Info: Running router2...") == "routing"
+    assert phase("Info: Routing 58596 arcs.") == "routing"
+    assert phase("Info: Running simulated annealing placer.") == "refining placement"
+    assert phase("Info:     iter=12 wires=66254 overused=370 overuse=370 archfail=NA") is None
+
+
 def test_router_option_is_checked_by_the_command_line(tmp_path, capsys):
     line = refused(capsys, "hw", "fpga", "--fabric", "schedule", "--n", "4", "--router",
                    "astar", "-o", str(tmp_path / "o"))

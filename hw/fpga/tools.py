@@ -70,7 +70,8 @@ _PHASES = {
                 (re.compile(r"^Info: (Creating initial analytic|Running main analytical)"),
                  "placing (analytical)"),
                 (re.compile(r"^Info: Running simulated annealing"), "refining placement"),
-                (re.compile(r"^Info: Routing"), "routing"),
+                # router1 prints "Routing N arcs", router2 (--router router2) this
+                (re.compile(r"^Info: (Routing|Running router2)"), "routing"),
                 (re.compile(r"^Info: Routing complete"), "final timing analysis")],
 }
 
