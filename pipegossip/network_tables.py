@@ -89,7 +89,7 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
     from .model.schedules.topologies import _size, topology
     from .model.schedules.validate import check
     paper = paper_tables()
-    from .network_sweep import _not_run, best_rows, node_limit
+    from .network_sweep import _not_run, best_rows, node_limit, row_label, table_topology
     if budget is not None:
         yield from best_rows(name, paper, budget, sweep, max_k, min_k, families)
         return
@@ -142,7 +142,7 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
             n = p["n"]
             if n > (1 << max_k):
                 continue
-            row = {"graph": p["graph"], "n": n, "m": p["m"], "LW": p["LW"], "UP": p["UP"],
+            row = {"graph": row_label(p), "n": n, "m": p["m"], "LW": p["LW"], "UP": p["UP"],
                    "paper_HR": p["HR"], "paper_s": p["time_s"]}
             row.update(_table1_subprocess(i, row_timeout))
             yield row
@@ -150,7 +150,7 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
         yield from optimum_rows(row_timeout, models=models)
     elif name == "table3":
         for p in paper["table3"]:
-            topo = topology(**p["topology"])
+            topo = table_topology(p["topology"])
             if topo.n > (1 << max_k):
                 continue
             for tau, (pr, ps) in p["RS"].items():
@@ -158,7 +158,7 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
                 R, S, how, sec = best_matching(topo, tau=float(tau), portfolio=portfolio,
                                                matcher="exact" if exact else "greedy",
                                                tries=tries)
-                yield {"graph": p["graph"], "n": topo.n, "tau": float(tau), "paper_R": pr,
+                yield {"graph": row_label(p), "n": topo.n, "tau": float(tau), "paper_R": pr,
                        "paper_S": ps, "R": R, "S": S, "S_lower": topo.n - 1,
                        "T": round(R + float(tau) * S, 1),
                        "paper_T": round(pr + float(tau) * ps, 1),
@@ -252,9 +252,9 @@ def table1_row(index: int) -> dict:
     edges): the portfolio costs too much at these sizes.
     """
     from .model.algorithms.matching import matching_schedule
-    from .model.schedules.topologies import topology
     from .model.schedules.validate import validate
-    topo = topology(**paper_tables()["table1"][index]["topology"])
+    from .network_sweep import table_topology
+    topo = table_topology(paper_tables()["table1"][index]["topology"])
     t0, c0 = time.perf_counter(), time.process_time()
     s = matching_schedule(topo)
     t1, c1 = time.perf_counter(), time.process_time()
