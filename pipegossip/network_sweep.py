@@ -18,7 +18,7 @@ import time
 from .limits import MAX_GOSSIP_NODES
 from .sweep import Job, SweepOptions, run_sweep
 
-__all__ = ["portfolio_row", "best_rows", "node_limit", "table_topology", "row_label"]
+__all__ = ["portfolio_row", "best_rows", "node_limit", "table_topology", "row_label", "wanted"]
 
 #: ``--workers 0`` runs each row in a child process with this "timeout": no
 #: limit in practice (11 days; the poll under `communicate` takes at most 24), only the
@@ -55,13 +55,13 @@ def _specs(name: str, paper: dict, max_k: int, min_k: int, families) -> list[tup
     out = []
     if name == "table1":
         for p in paper["table1"]:
-            if p["n"] <= 1 << max_k:
+            if p["n"] <= 1 << max_k and wanted(p, families):
                 cols = {"graph": row_label(p), "n": p["n"], "m": p["m"], "LW": p["LW"],
                         "UP": p["UP"], "paper_HR": p["HR"], "paper_s": p["time_s"]}
                 out.append((cols, p["topology"], "gossip", None, None))
     elif name == "table3":
         for p in paper["table3"]:
-            if p["n"] <= 1 << max_k:
+            if p["n"] <= 1 << max_k and wanted(p, families):
                 for tau, (pr, ps) in p["RS"].items():
                     cols = {"graph": row_label(p), "n": p["n"], "tau": float(tau), "paper_R": pr,
                             "paper_S": ps, "paper_T": round(pr + float(tau) * ps, 1)}
@@ -105,6 +105,11 @@ def table_topology(spec: dict, max_nodes: int | None = None):
                     max_nodes=max_nodes)
 
 
+def wanted(p: dict, families) -> bool:
+    """Whether Table 1/3 row ``p`` is among ``families`` (topology names; None: all)."""
+    return families is None or p["topology"]["name"] in families
+
+
 def row_label(p: dict) -> str:
     """A Table 1/3 row's graph column: a random row says that the graph is ours."""
     spec = p["topology"]
@@ -139,7 +144,7 @@ def _not_run(spec: dict, primitive: str) -> str | None:
 
 
 def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_k: int = 7,
-              min_k: int = 3, families=()):
+              min_k: int = 3, families=None):
     """The rows of ``network-table NAME --best BUDGET``, the portfolio's beside the paper's."""
     from .model.algorithms.portfolio import lower_bound
     from .model.schedules.topologies import _size

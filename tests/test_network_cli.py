@@ -346,3 +346,30 @@ def test_table3_random_row_on_the_sweep_runner(monkeypatch, capsys, tmp_path):
     assert main(argv) == 0  # the per-setting table builds the same graph
     (plain,) = json.loads(capsys.readouterr().out)
     assert plain["graph"] == row["graph"] and plain["S"] >= 23
+
+
+def test_families_picks_table1_and_table3_rows(monkeypatch, capsys, tmp_path):
+    # --families runs the rows of one topology alone (Table 1's Random row without
+    # the six others); a name the table does not have is refused in one line
+    from pipegossip import network_tables
+    tables = network_tables.paper_tables()
+    mesh = {"graph": "Mesh 4x4", "topology": {"name": "mesh", "a": 4, "b": 4}, "n": 16,
+            "m": 24, "RS": {"0.5": [8, 20]}}
+    rnd = {"graph": "Random 24,60", "topology": {"name": "random", "n": 24, "m": 60,
+                                                  "seed": 3}, "n": 24, "m": 60,
+           "RS": {"0.5": [9, 30]}}
+    monkeypatch.setattr(network_tables, "paper_tables", lambda: dict(tables, table3=[mesh, rnd]))
+    for extra in ([], ["--best", "1", "--workers", "0", "--store", str(tmp_path)]):
+        for fam, want in (("random", ["Random 24,60"]), ("mesh", ["Mesh 4x4"]),
+                          ("mesh,random", ["Mesh 4x4", "Random 24,60"])):
+            assert main(["network-table", "table3", "--families", fam, "--format", "json",
+                         *extra]) == 0
+            rows = json.loads(capsys.readouterr().out)
+            assert [r["graph"].split(" (")[0] for r in rows] == want
+    assert main(["network-table", "table3", "--families", "ccc"]) == 2
+    assert capsys.readouterr().err.strip().endswith("unknown 'ccc' (expected mesh, random)")
+    monkeypatch.undo()
+    assert main(["network-table", "table1", "--families", "torus"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "unknown 'torus' (expected mesh, hypercube, knodel, butterfly, debruijn, pancake, "
+        "random)")
