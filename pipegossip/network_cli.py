@@ -281,7 +281,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-k", type=decimal, default=3, help="smallest k (table4/5/6); default 3")
     p.add_argument("--families", default=None, metavar="FAM,...",
                    help="table4/table5: only these of ccc, shuffle_exchange, butterfly, "
-                   "debruijn")
+                   "debruijn; table1/table3: only the rows of these topologies (mesh, "
+                   "hypercube, knodel, butterfly, debruijn, pancake, random; table3: mesh, "
+                   "torus, ccc, shuffle_exchange, butterfly, debruijn, random)")
     p.add_argument("--settings", default=None, metavar="NAME,...",
                    help="table3/4/5: only these settings, named as in the setting column "
                    "(e.g. 'bfs de=2,bce ne=0 de=2,potential'); default all nine (table3: "

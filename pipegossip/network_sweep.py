@@ -18,7 +18,7 @@ import time
 from .limits import MAX_GOSSIP_NODES
 from .sweep import Job, SweepOptions, run_sweep
 
-__all__ = ["portfolio_row", "best_rows", "node_limit"]
+__all__ = ["portfolio_row", "best_rows", "node_limit", "table_topology", "row_label", "wanted"]
 
 #: ``--workers 0`` runs each row in a child process with this "timeout": no
 #: limit in practice (11 days; the poll under `communicate` takes at most 24), only the
@@ -38,8 +38,7 @@ def portfolio_row(config: dict) -> dict:
     from .model.algorithms.portfolio import best_schedule
     from .model.schedules.topologies import topology
     from .model.schedules.validate import validate
-    spec = dict(config["topology"])
-    topo = topology(spec.pop("name"), **spec, max_nodes=node_limit(config["primitive"]))
+    topo = table_topology(config["topology"], node_limit(config["primitive"]))
     c0 = time.process_time()
     s, tried = best_schedule(topo, config["primitive"], config["root"], tau=config["tau"],
                              budget=config["budget"])
@@ -56,15 +55,15 @@ def _specs(name: str, paper: dict, max_k: int, min_k: int, families) -> list[tup
     out = []
     if name == "table1":
         for p in paper["table1"]:
-            if p["n"] <= 1 << max_k:
-                cols = {"graph": p["graph"], "n": p["n"], "m": p["m"], "LW": p["LW"],
+            if p["n"] <= 1 << max_k and wanted(p, families):
+                cols = {"graph": row_label(p), "n": p["n"], "m": p["m"], "LW": p["LW"],
                         "UP": p["UP"], "paper_HR": p["HR"], "paper_s": p["time_s"]}
                 out.append((cols, p["topology"], "gossip", None, None))
     elif name == "table3":
         for p in paper["table3"]:
-            if p["n"] <= 1 << max_k:
+            if p["n"] <= 1 << max_k and wanted(p, families):
                 for tau, (pr, ps) in p["RS"].items():
-                    cols = {"graph": p["graph"], "n": p["n"], "tau": float(tau), "paper_R": pr,
+                    cols = {"graph": row_label(p), "n": p["n"], "tau": float(tau), "paper_R": pr,
                             "paper_S": ps, "paper_T": round(pr + float(tau) * ps, 1)}
                     out.append((cols, p["topology"], "gossip", None, float(tau)))
     else:
@@ -78,6 +77,45 @@ def _specs(name: str, paper: dict, max_k: int, min_k: int, families) -> list[tup
                 out.append((cols, {"name": fam, "k": k}, "broadcast" if bcast else "gossip",
                             0 if bcast else None, None))
     return out
+
+
+def table_topology(spec: dict, max_nodes: int | None = None):
+    """The topology of a table row, ``{"name": ..., params}``.
+
+    ``{"name": "random", "n": N, "m": M, "seed": S}`` is the graph
+    ``networkx.gnm_random_graph(N, M, seed=S)`` (an explicit topology): the paper's
+    Random rows are one graph of G(n, m) each that it does not give, so ours is a
+    graph of the same size and density, not the paper's graph (:func:`row_label`).
+
+    Raises
+    ------
+    ValueError
+        If that random graph is not connected (no gossip schedule exists).
+    """
+    from .model.schedules.topologies import topology
+    params = {k: v for k, v in spec.items() if k != "name"}
+    if spec["name"] != "random":
+        return topology(spec["name"], **params, max_nodes=max_nodes)
+    import networkx as nx
+    g = nx.gnm_random_graph(params["n"], params["m"], seed=params["seed"])
+    if not nx.is_connected(g):
+        raise ValueError(f"G({params['n']}, {params['m']}) with seed {params['seed']} is not "
+                         "connected")
+    return topology("explicit", n=params["n"], edges=[[u, v] for u, v in g.edges()],
+                    max_nodes=max_nodes)
+
+
+def wanted(p: dict, families) -> bool:
+    """Whether Table 1/3 row ``p`` is among ``families`` (topology names; None: all)."""
+    return families is None or p["topology"]["name"] in families
+
+
+def row_label(p: dict) -> str:
+    """A Table 1/3 row's graph column: a random row says that the graph is ours."""
+    spec = p["topology"]
+    if spec["name"] != "random":
+        return p["graph"]
+    return f"{p['graph']} (ours: G(n, m) seed {spec['seed']}, not the paper's graph)"
 
 
 def node_limit(primitive: str) -> int:
@@ -106,10 +144,10 @@ def _not_run(spec: dict, primitive: str) -> str | None:
 
 
 def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_k: int = 7,
-              min_k: int = 3, families=()):
+              min_k: int = 3, families=None):
     """The rows of ``network-table NAME --best BUDGET``, the portfolio's beside the paper's."""
     from .model.algorithms.portfolio import lower_bound
-    from .model.schedules.topologies import _size, topology
+    from .model.schedules.topologies import _size
     specs = _specs(name, paper, max_k, min_k, families)
     big = [_not_run(spec, prim) for _, spec, prim, _, _ in specs]
     jobs = [Job.of(portfolio_row, {"topology": topo, "primitive": prim, "root": root,
@@ -130,8 +168,7 @@ def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_
                        error=over)
             continue
         outcome = next(outcomes)
-        params = {k: v for k, v in spec.items() if k != "name"}
-        topo = topology(spec["name"], **params, max_nodes=node_limit(prim))
+        topo = table_topology(spec, node_limit(prim))
         row = dict(cols, n=topo.n)
         r = outcome.result or {}
         row.update(R=r.get("R"), S=r.get("S"))

@@ -78,18 +78,22 @@ def _load() -> str:
 
 
 def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, tries: int = 1,
-               lookahead: int = 0, row_timeout: float | None = None, families=_FAMILIES,
+               lookahead: int = 0, row_timeout: float | None = None, families=None,
                portfolio=None, exact: bool = False, budget: float | None = None,
                models: tuple[str, ...] = ("F1",), sweep=None):
     """Rows of ``network-table NAME`` (a generator: each row as soon as it is measured).
 
     With ``budget``, table1/3/4/5 rows are the portfolio's, run as sweep jobs
-    with the :class:`~.sweep.SweepOptions` ``sweep`` (:mod:`.network_sweep`)."""
+    with the :class:`~.sweep.SweepOptions` ``sweep`` (:mod:`.network_sweep`).
+    ``families``: only these topology names (None: every row)."""
     from .model.algorithms.coloring import color_schedule, search_colors
     from .model.schedules.topologies import _size, topology
     from .model.schedules.validate import check
     paper = paper_tables()
-    from .network_sweep import _not_run, best_rows, node_limit
+    from .network_sweep import (_not_run, best_rows, node_limit, row_label, table_topology,
+                                wanted)
+    if name in ("table4", "table5"):
+        families = families or _FAMILIES
     if budget is not None:
         yield from best_rows(name, paper, budget, sweep, max_k, min_k, families)
         return
@@ -140,9 +144,9 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
     elif name == "table1":
         for i, p in enumerate(paper["table1"]):
             n = p["n"]
-            if n > (1 << max_k):
+            if n > (1 << max_k) or not wanted(p, families):
                 continue
-            row = {"graph": p["graph"], "n": n, "m": p["m"], "LW": p["LW"], "UP": p["UP"],
+            row = {"graph": row_label(p), "n": n, "m": p["m"], "LW": p["LW"], "UP": p["UP"],
                    "paper_HR": p["HR"], "paper_s": p["time_s"]}
             row.update(_table1_subprocess(i, row_timeout))
             yield row
@@ -150,15 +154,15 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
         yield from optimum_rows(row_timeout, models=models)
     elif name == "table3":
         for p in paper["table3"]:
-            topo = topology(**p["topology"])
-            if topo.n > (1 << max_k):
+            if p["n"] > (1 << max_k) or not wanted(p, families):
                 continue
+            topo = table_topology(p["topology"])
             for tau, (pr, ps) in p["RS"].items():
                 # Greedy matching unless ``exact``: the blossom takes hours here.
                 R, S, how, sec = best_matching(topo, tau=float(tau), portfolio=portfolio,
                                                matcher="exact" if exact else "greedy",
                                                tries=tries)
-                yield {"graph": p["graph"], "n": topo.n, "tau": float(tau), "paper_R": pr,
+                yield {"graph": row_label(p), "n": topo.n, "tau": float(tau), "paper_R": pr,
                        "paper_S": ps, "R": R, "S": S, "S_lower": topo.n - 1,
                        "T": round(R + float(tau) * S, 1),
                        "paper_T": round(pr + float(tau) * ps, 1),
@@ -252,9 +256,9 @@ def table1_row(index: int) -> dict:
     edges): the portfolio costs too much at these sizes.
     """
     from .model.algorithms.matching import matching_schedule
-    from .model.schedules.topologies import topology
     from .model.schedules.validate import validate
-    topo = topology(**paper_tables()["table1"][index]["topology"])
+    from .network_sweep import table_topology
+    topo = table_topology(paper_tables()["table1"][index]["topology"])
     t0, c0 = time.perf_counter(), time.process_time()
     s = matching_schedule(topo)
     t1, c1 = time.perf_counter(), time.process_time()
@@ -292,7 +296,8 @@ def _table1_subprocess(index: int, timeout: float | None) -> dict:
 
 #: Which tables each option applies to: ``(tables, ((flag, attribute, unset), ...))``.
 _APPLIES = (
-    (("table4", "table5"), (("--families", "families", None), ("--lookahead", "lookahead", 0))),
+    (("table1", "table3", "table4", "table5"), (("--families", "families", None),)),
+    (("table4", "table5"), (("--lookahead", "lookahead", 0),)),
     (("table3", "table4", "table5"), (("--settings", "settings", None), ("--tries", "tries", 1))),
     (("table4", "table5", "table6"), (("--min-k", "min_k", 3),)),
     (("table3",), (("--exact", "exact", False),)),
@@ -324,13 +329,15 @@ def cmd_table(args: argparse.Namespace) -> int:
     for tables, options in _APPLIES:
         if args.table not in tables:
             refuse_given(args, options, "only to " + ", ".join(tables))
-    families = _FAMILIES
+    families = None
     if args.families is not None:
         families = tuple(list_items(args.families, "--families"))
-        bad = [f for f in families if f not in _FAMILIES]
+        known = (_FAMILIES if args.table in ("table4", "table5") else tuple(dict.fromkeys(
+            p["topology"]["name"] for p in paper_tables()[args.table])))
+        bad = [f for f in families if f not in known]
         if bad:
             raise UsageError(f"--families: unknown {echo(bad[0])} "
-                             f"(expected {', '.join(_FAMILIES)})")
+                             f"(expected {', '.join(known)})")
     portfolio = None
     if args.settings is not None:
         names = {setting_name(*p): p for p in PORTFOLIO}

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from pipegossip.cli import main
@@ -306,3 +307,69 @@ def test_best_rows_in_this_process_run_each_row_in_a_child_a_signal_can_stop(mon
             list(network_sweep.best_rows("table5", paper, 1.0, options, max_k=3,
                                          families=("debruijn",)))
         assert seen[-1].timeout == expect and seen[-1].workers == workers
+
+
+def test_random_rows_are_a_seeded_graph_of_the_papers_size():
+    # the paper's Random rows give only n and m: ours is G(n, m) with a printed seed,
+    # the same graph every time, and labelled as not the paper's graph
+    from pipegossip.network_sweep import row_label, table_topology
+    from pipegossip.network_tables import paper_tables
+    tables = paper_tables()
+    (big,) = [p for p in tables["table1"] if p["topology"]["name"] == "random"]
+    (small,) = [p for p in tables["table3"] if p["topology"]["name"] == "random"]
+    assert (big["n"], big["m"], big["HR"], big["time_s"]) == (10000, 80000, 17, 35393)
+    assert small["RS"]["2.0"] == [19, 1009] and small["RS"]["0"] == [13, 1281]
+    spec = small["topology"]
+    a, b = table_topology(spec), table_topology(spec)
+    assert (a.n, a.m) == (spec["n"], spec["m"]) == (1000, 8000)
+    assert np.array_equal(a.edges, b.edges)
+    assert not np.array_equal(a.edges, table_topology(dict(spec, seed=spec["seed"] + 1)).edges)
+    assert row_label(small) == ("Random 1000,8000 (ours: G(n, m) seed 1, not the paper's "
+                                "graph)")
+    assert row_label(tables["table3"][0]) == "Mesh 20x20"
+    with pytest.raises(ValueError, match=r"G\(30, 20\) with seed 1 is not connected"):
+        table_topology({"name": "random", "n": 30, "m": 20, "seed": 1})
+
+
+def test_table3_random_row_on_the_sweep_runner(monkeypatch, capsys, tmp_path):
+    from pipegossip import network_tables
+    tables = network_tables.paper_tables()
+    small = dict(tables, table3=[{"graph": "Random 24,60", "topology": {
+        "name": "random", "n": 24, "m": 60, "seed": 3}, "n": 24, "m": 60,
+        "RS": {"0.5": [9, 30]}}])
+    monkeypatch.setattr(network_tables, "paper_tables", lambda: small)
+    argv = ["network-table", "table3", "--format", "json"]
+    assert main(argv + ["--best", "1", "--workers", "0", "--store", str(tmp_path)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["graph"] == "Random 24,60 (ours: G(n, m) seed 3, not the paper's graph)"
+    assert row["status"] == "done" and row["S"] >= 23 and row["R"] >= 5
+    assert main(argv) == 0  # the per-setting table builds the same graph
+    (plain,) = json.loads(capsys.readouterr().out)
+    assert plain["graph"] == row["graph"] and plain["S"] >= 23
+
+
+def test_families_picks_table1_and_table3_rows(monkeypatch, capsys, tmp_path):
+    # --families runs the rows of one topology alone (Table 1's Random row without
+    # the six others); a name the table does not have is refused in one line
+    from pipegossip import network_tables
+    tables = network_tables.paper_tables()
+    mesh = {"graph": "Mesh 4x4", "topology": {"name": "mesh", "a": 4, "b": 4}, "n": 16,
+            "m": 24, "RS": {"0.5": [8, 20]}}
+    rnd = {"graph": "Random 24,60", "topology": {"name": "random", "n": 24, "m": 60,
+                                                  "seed": 3}, "n": 24, "m": 60,
+           "RS": {"0.5": [9, 30]}}
+    monkeypatch.setattr(network_tables, "paper_tables", lambda: dict(tables, table3=[mesh, rnd]))
+    for extra in ([], ["--best", "1", "--workers", "0", "--store", str(tmp_path)]):
+        for fam, want in (("random", ["Random 24,60"]), ("mesh", ["Mesh 4x4"]),
+                          ("mesh,random", ["Mesh 4x4", "Random 24,60"])):
+            assert main(["network-table", "table3", "--families", fam, "--format", "json",
+                         *extra]) == 0
+            rows = json.loads(capsys.readouterr().out)
+            assert [r["graph"].split(" (")[0] for r in rows] == want
+    assert main(["network-table", "table3", "--families", "ccc"]) == 2
+    assert capsys.readouterr().err.strip().endswith("unknown 'ccc' (expected mesh, random)")
+    monkeypatch.undo()
+    assert main(["network-table", "table1", "--families", "torus"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "unknown 'torus' (expected mesh, hypercube, knodel, butterfly, debruijn, pancake, "
+        "random)")
