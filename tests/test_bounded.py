@@ -77,9 +77,15 @@ def test_time_limit_is_honoured_within_ten_percent():
     # The limit counts from the command's start, so it must be well above
     # the bare start-up and exit of the command line: 2 s on an idle machine
     # (as the issue asks), more on a loaded one, always held to 10 %.
-    began = time.monotonic()
-    subprocess.run([*PG, "--version"], capture_output=True, check=True, timeout=60)
-    limit = round(max(2.0, 4 * (time.monotonic() - began)), 1)
+    # Start-up is measured twice and the slower taken: under load one sample
+    # can be quick while the run after it is not (a CI run beside FPGA builds
+    # overshot 2.0 s by 0.24 s, with the start-up sampled at a quiet moment).
+    startup = []
+    for _ in range(2):
+        began = time.monotonic()
+        subprocess.run([*PG, "--version"], capture_output=True, check=True, timeout=60)
+        startup.append(time.monotonic() - began)
+    limit = round(max(2.0, 5 * max(startup)), 1)
     started = time.monotonic()
     # c(9,4) is open (14..15: undecided after 40 minutes of two solvers)
     run = subprocess.run([*PG, "short-messages-search", "--n", "9", "--p", "4",
