@@ -206,6 +206,7 @@ _terminated = threading.Event()
 _interrupted = threading.Event()
 #: Set when main() has returned: a signal re-delivered later would only disturb the exit.
 _finished = threading.Event()
+_finishing = threading.Lock()  # _finished.set() and a redelivery, one at a time
 
 
 def _stopping(signalled: bool = True) -> None:
@@ -245,8 +246,9 @@ def _interrupt(signum, frame):
 
 
 def _redeliver(signum: int) -> None:
-    if not _finished.is_set():
-        _thread.interrupt_main(signum)
+    with _finishing:
+        if not _finished.is_set():
+            _thread.interrupt_main(signum)
 
 
 def _unraisable(unraisable) -> None:
@@ -321,10 +323,17 @@ def main(argv: list[str] | None = None) -> int:
     _interrupted.clear()
     _terminated.clear()
     try:
-        _finished.clear()
-        return _run(argv, where, debug)
-    finally:
-        _finished.set()
+        try:
+            _finished.clear()
+            return _run(argv, where, debug)
+        finally:
+            with _finishing:  # no redelivery (_redeliver) trips after this
+                _finished.set()
+    except KeyboardInterrupt:
+        # A Ctrl-C redelivered by _unraisable that lands after _run has
+        # returned (it has said "interrupted" already): without this it would
+        # escape main and Python would end by SIGINT (exit -2), not 130.
+        return EXIT_INTERRUPTED
 
 
 def _install_handlers() -> None:

@@ -65,6 +65,37 @@ def test_a_signal_raised_inside_a_finaliser_still_stops_the_command(tmp_path, si
     assert run.stderr.strip() in ("", "pipegossip check: interrupted")
 
 
+LATE = """
+import _thread, signal, sys, time
+from pipegossip import cli
+import pipegossip.schedule_cli as commands
+
+commands.cmd_check = lambda args: 0
+real = cli._run
+
+def late(*args):
+    status = real(*args)
+    # a Ctrl-C redelivered by the unraisable hook, landing as the command ends
+    _thread.interrupt_main(signal.SIGINT)
+    began = time.monotonic()
+    while time.monotonic() - began < 0.5:
+        pass
+    return status
+
+cli._run = late
+sys.exit(cli.main(["check", "x.json"]))
+"""
+
+
+def test_a_redelivered_interrupt_after_the_command_ended_exits_130():
+    # Seen in CI: `paper table8` under Ctrl-C said "interrupted", then died by
+    # SIGINT (exit -2) when the redelivery landed after _run had returned.
+    run = subprocess.run([sys.executable, "-c", LATE], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 130, run.stderr
+    assert "Traceback" not in run.stderr and "KeyboardInterrupt" not in run.stderr
+
+
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_while_the_command_line_starts_is_quiet(sig, code):
     """Before main() runs (NumPy and Amaranth still importing) a signal ends it quietly."""
