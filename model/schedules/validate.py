@@ -14,6 +14,10 @@ Two passes keep it fast on million-message schedules:
    ``reduce``/``allreduce`` it also refuses a token a receiver would combine
    twice (:func:`_counted_twice`).
 
+The round-by-round pass is :class:`_Pass`, one call a round: the whole-schedule
+path here and the streamed path (:func:`~.validate_rounds.validate_rounds`, rounds
+checked as a generator yields them) share it and the static pass.
+
 Errors read ``round r, message m: rule``; ``r`` is 1-based, ``m`` is the
 0-based position of the message in its round (``rounds[r-1][m]`` in the file).
 """
