@@ -52,12 +52,17 @@ from .model.errors import ConfigError
 
 __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
            "check_model_memory", "check_fabric", "schedule_bytes", "check_schedule_memory",
-           "gossip_items", "check_seconds", "verilator_bytes", "export_bytes", "MAX_GOSSIP_NODES"]
+           "gossip_items", "check_seconds", "verilator_bytes", "export_bytes", "MAX_GOSSIP_NODES",
+           "MAX_STREAMED_GOSSIP_NODES"]
 
 #: Gossip keeps an n x n knowledge matrix and its schedule n(n-1) item ids (int64);
 #: Table 5's ccc and butterfly k = 11 (22,528 nodes, 4.1 GB of ids) fit, k = 12
 #: (49,152 nodes, 19.3 GB) does not.
 MAX_GOSSIP_NODES = 32768
+#: ``network-table`` gossip rows above :data:`MAX_GOSSIP_NODES` run streamed up to this
+#: many nodes (the schedule never held: two n x n bit matrices and one round's int32
+#: ids, :mod:`.network_stream`): Table 5's ccc_12 and butterfly_12, the rows run.
+MAX_STREAMED_GOSSIP_NODES = 49152
 
 
 @dataclass(frozen=True)

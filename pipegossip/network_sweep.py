@@ -16,6 +16,7 @@ import dataclasses
 import time
 
 from .limits import MAX_GOSSIP_NODES
+from .network_stream import streamed_colors, streamed_row
 from .sweep import Job, SweepOptions, run_sweep
 
 __all__ = ["portfolio_row", "best_rows", "node_limit", "table_topology", "row_label", "wanted"]
@@ -132,12 +133,12 @@ def _not_run(spec: dict, primitive: str) -> str | None:
 
     Past the topology builder's node limit (:func:`node_limit`), and gossip past its
     own: a unit-cost gossip schedule holds ``n(n-1)`` item ids (ccc_12: 49,152
-    nodes, 19 GB as int64)."""
+    nodes, 19 GB as int64), unless the row runs streamed (:mod:`.network_stream`)."""
     from .model.schedules.topologies import _size
     n, limit = _size(spec["name"], spec), node_limit(primitive)
     if n > limit:
         return f"{primitive} topologies are limited to {limit} nodes"
-    if primitive == "gossip" and n > MAX_GOSSIP_NODES:
+    if primitive == "gossip" and n > MAX_GOSSIP_NODES and not streamed_colors(spec, primitive):
         return (f"gossip is limited to {MAX_GOSSIP_NODES} nodes (its schedule holds n(n-1) "
                 f"item ids: {n * (n - 1) * 8 / 1e9:.3g} GB here)")
     return None
@@ -153,6 +154,10 @@ def best_rows(name: str, paper: dict, budget: float, options: SweepOptions, max_
     jobs = [Job.of(portfolio_row, {"topology": topo, "primitive": prim, "root": root,
                                    "tau": tau, "budget": budget}, TOOLS,
                    label=cols["graph"] + ("" if tau is None else f" tau={tau:g}"))
+            if tau is not None or not streamed_colors(topo, prim) else
+            # past the held limit: the Table 6 string, streamed, whatever the budget
+            Job.of(streamed_row, {"topology": topo, "colors": streamed_colors(topo, prim)},
+                   TOOLS, label=cols["graph"] + " streamed")
             for (cols, topo, prim, root, tau), over in zip(specs, big) if not over]
     if options.workers == 0 and options.timeout is None:
         # A row's search can sit for minutes in compiled code that holds the

@@ -25,10 +25,11 @@ def spans(ptr: np.ndarray, a: int, b: int, chunk: int):
         x = y
 
 
-def join_ids(pieces: list, total: int) -> np.ndarray:
-    """The int64 concatenation of ``pieces`` (``total`` ids), each piece dropped from
-    the list (set to None) once copied, so the peak is the result plus one piece."""
-    ids = np.empty(total, np.int64)
+def join_ids(pieces: list, total: int, dtype=np.int64) -> np.ndarray:
+    """The concatenation of ``pieces`` (``total`` ids, int64 unless ``dtype``), each piece
+    dropped from the list (set to None) once copied, so the peak is the result plus one
+    piece."""
+    ids = np.empty(total, dtype)
     at = 0
     for i, part in enumerate(pieces):
         ids[at:at + len(part)] = part

@@ -14,6 +14,10 @@ Two passes keep it fast on million-message schedules:
    ``reduce``/``allreduce`` it also refuses a token a receiver would combine
    twice (:func:`_counted_twice`).
 
+The round-by-round pass is :class:`_Pass`, one call a round: the whole-schedule
+path here and the streamed path (:func:`~.validate_rounds.validate_rounds`, rounds
+checked as a generator yields them) share it and the static pass.
+
 Errors read ``round r, message m: rule``; ``r`` is 1-based, ``m`` is the
 0-based position of the message in its round (``rounds[r-1][m]`` in the file).
 """
@@ -161,58 +165,86 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool,
     """Round-by-round knowledge pass over messages ``0..stop-1``; metrics.
 
     ``ids``: the tracked items (:func:`_tracked`); bit ``i`` of a row is item ``ids[i]``."""
-    n = s.n
-    polling = s.primitive == "polling"
-    combining = s.primitive in COMBINING
-    tokens = s.primitive in ("reduce", "allreduce")
-    tracked = n * h if ids is None else len(ids)
-    universe = tracked + (1 if polling else 0)
-    qbit = tracked  # the question's bit, polling only
-    untracked = n * h - tracked  # each held by its owner alone, all along
-    words = (universe + 63) // 64
-    K = np.zeros((n, words), dtype=np.uint64)
-    nodes = np.arange(n, dtype=np.int64)
-    if polling:
-        _set(K, np.array([s.root, s.root]), np.array([s.root, qbit]))
-    else:
-        own = np.arange(n * h, dtype=np.int64) if ids is None else ids
-        _set(K, own % n, np.arange(len(own)))
-    dst_len = np.diff(s.dst_ptr)
-    item_len = np.diff(s.item_ptr)
+    run = _Pass(s, h, want_knowledge, ids)
     rp = s.round_ptr
-    busy, calls, sizes, know = [], 0, [], []
-    if want_knowledge:
-        know.append(int(np.bitwise_count(K).sum()) + untracked)
-    mark = np.zeros(n, dtype=bool)
-    send_to = np.full(n, -1, dtype=np.int64)
     for r in range(1, s.rounds_total + 1):
         a, b = int(rp[r - 1]), min(int(rp[r]), stop)
         if a >= b:
             if a >= stop:
                 break
-            busy.append(0)
-            sizes.append(0)
-            if want_knowledge:
-                know.append(know[-1])
+            run.empty()
             continue
-        src = s.src[a:b]
-        d0, d1 = int(s.dst_ptr[a]), int(s.dst_ptr[b])
-        i0, i1 = int(s.item_ptr[a]), int(s.item_ptr[b])
-        dst, items = s.dst[d0:d1], s.items[i0:i1]
-        dl, il = dst_len[a:b], item_len[a:b]
-        local = np.arange(b - a, dtype=np.int64)
+        d0, i0 = int(s.dst_ptr[a]), int(s.item_ptr[a])
+        error = run.round(r, s.src[a:b], s.dst_ptr[a:b + 1] - d0, s.dst[d0:int(s.dst_ptr[b])],
+                          s.item_ptr[a:b + 1] - i0, s.items[i0:int(s.item_ptr[b])])
+        if error is not None:
+            return error
+    if stop < len(s.src):
+        return None
+    return run.result(s.rounds_total)
+
+
+class _Pass:
+    """The round-by-round knowledge pass, one :meth:`round` call per round in order.
+
+    The one implementation of the rules that need state: :func:`validate` feeds it
+    the rounds of a whole schedule, :func:`~.validate_rounds.validate_rounds` the
+    rounds of a generator as they come (the schedule never held). ``s`` gives n,
+    model, primitive and root (its own rounds are not read)."""
+
+    def __init__(self, s: Schedule, h: int, want_knowledge: bool,
+                 ids: np.ndarray | None = None):
+        n = s.n
+        self.s, self.h, self.ids, self.want_knowledge = s, h, ids, want_knowledge
+        self.polling = s.primitive == "polling"
+        self.combining = s.primitive in COMBINING
+        self.tokens = s.primitive in ("reduce", "allreduce")
+        tracked = n * h if ids is None else len(ids)
+        self.universe = tracked + (1 if self.polling else 0)
+        self.qbit = tracked  # the question's bit, polling only
+        self.untracked = n * h - tracked  # each held by its owner alone, all along
+        self.K = np.zeros((n, (self.universe + 63) // 64), dtype=np.uint64)
+        self.nodes = np.arange(n, dtype=np.int64)
+        if self.polling:
+            _set(self.K, np.array([s.root, s.root]), np.array([s.root, self.qbit]))
+        else:
+            own = np.arange(n * h, dtype=np.int64) if ids is None else ids
+            _set(self.K, own % n, np.arange(len(own)))
+        self.busy, self.calls, self.sizes, self.know = [], 0, [], []
+        self.messages = self.transfers = self.item_transfers = 0
+        if want_knowledge:
+            self.know.append(int(np.bitwise_count(self.K).sum()) + self.untracked)
+        self.mark = np.zeros(n, dtype=bool)
+        self.send_to = np.full(n, -1, dtype=np.int64)
+
+    def empty(self) -> None:
+        """A round without messages."""
+        self.busy.append(0)
+        self.sizes.append(0)
+        if self.want_knowledge:
+            self.know.append(self.know[-1])
+
+    def round(self, r: int, src: np.ndarray, dst_ptr: np.ndarray, dst: np.ndarray,
+              item_ptr: np.ndarray, items: np.ndarray) -> ScheduleError | None:
+        """Check round ``r``'s messages, then deliver them; the first error, or None.
+
+        ``src`` has at least one message; ``dst_ptr`` and ``item_ptr`` are the
+        round's own pointers (from 0, one longer than ``src``)."""
+        s, K, qbit, ids = self.s, self.K, self.qbit, self.ids
+        m = len(src)
+        dl, il = np.diff(dst_ptr), np.diff(item_ptr)
+        local = np.arange(m, dtype=np.int64)
         found = []  # (local message, rule): the earliest wins
-        if polling:
-            speaks = (src != s.root) & ~_has(K, src, np.full(len(src), qbit))
+        if self.polling:
+            speaks = (src != s.root) & ~_has(K, src, np.full(m, qbit))
             j = _first(speaks)
             if j is not None:
                 found.append((j, f"node {src[j]} speaks before it heard the question 'q'"))
-        dfirst = s.dst_ptr[a:b] - d0
+        dfirst = dst_ptr[:-1]
 
         def entries(x: int, y: int):
             """Item entries of the round's messages ``x..y-1``: message, id, bit."""
-            j0, j1 = int(s.item_ptr[a + x]) - i0, int(s.item_ptr[a + y]) - i0
-            its = items[j0:j1]
+            its = items[int(item_ptr[x]):int(item_ptr[y])]
             return (np.repeat(local[x:y], il[x:y]), its,
                     np.where(its == Q_ID, qbit, its if ids is None else np.searchsorted(ids, its)))
 
@@ -226,60 +258,68 @@ def _simulate(s: Schedule, h: int, stop: int, want_knowledge: bool,
         # a gossip round can carry half of n^2 items: its messages go in chunks (in
         # order, so the first chunk with a fault has the round's earliest), except
         # where tokens must be compared across the whole round
-        spans = [(0, b - a)] if tokens else [(x - a, y - a) for x, y in _spans(s.item_ptr, a, b)]
+        spans = [(0, m)] if self.tokens else list(_spans(item_ptr, 0, m))
         for x, y in spans:
             item_msg, its, bits = entries(x, y)
             j = _first(~_has(K, src[item_msg], bits))
             if j is not None:
-                m = int(item_msg[j])
-                found.append((m, f"node {src[m]} sends item {_item_text(its[j])} it does not hold"))
+                i = int(item_msg[j])
+                found.append((i, f"node {src[i]} sends item {_item_text(its[j])} it does not hold"))
                 break
         firsts = dst[dfirst]
         conflict = _round_conflict(s, src, dst, np.repeat(local, dl), firsts)
         if conflict is not None:
             found.append(conflict)
-        if tokens:  # one span, the whole round's entries
+        if self.tokens:  # one span, the whole round's entries
             rows, recv, got = deliveries(item_msg, bits)
-            found += _counted_twice(K, recv, got, rows, universe)
+            found += _counted_twice(K, recv, got, rows, self.universe)
         if found:
             # ties on one message: the polling rule, then held items, then the model,
             # then tokens counted twice
-            m, rule = min(found, key=lambda f: f[0])
-            return ScheduleError(r, m, rule)
+            i, rule = min(found, key=lambda f: f[0])
+            return ScheduleError(r, i, rule)
         # every (receiver, item) pair of the round, applied after all checks:
         # what arrives in round r is usable from round r+1.
         for x, y in spans:
             if len(spans) > 1:
                 item_msg, _, bits = entries(x, y)
             _set(K, *deliveries(item_msg, bits)[1:])
-        if polling:  # a node's response exists once it holds the question
-            asked = nodes[_has(K, nodes, np.full(n, qbit))]
+        if self.polling:  # a node's response exists once it holds the question
+            asked = self.nodes[_has(K, self.nodes, np.full(s.n, qbit))]
             _set(K, asked, asked)
-        mark[src] = True
-        mark[dst] = True
-        busy.append(int(np.count_nonzero(mark)))
-        mark[src] = False
-        mark[dst] = False
+        self.mark[src] = True
+        self.mark[dst] = True
+        self.busy.append(int(np.count_nonzero(self.mark)))
+        self.mark[src] = False
+        self.mark[dst] = False
         if s.model == "F1":
-            send_to[src] = firsts
-            recip = int(np.count_nonzero(send_to[firsts] == src))
-            send_to[src] = -1
-            calls += (b - a) - recip // 2
-        sizes.append(1 if combining else int(il.max()))
-        if want_knowledge:
-            know.append(int(np.bitwise_count(K).sum()) + untracked)
-    if stop < len(s.src):
+            self.send_to[src] = firsts
+            recip = int(np.count_nonzero(self.send_to[firsts] == src))
+            self.send_to[src] = -1
+            self.calls += m - recip // 2
+        self.sizes.append(1 if self.combining else int(il.max()))
+        self.messages += m
+        self.transfers += len(dst)
+        self.item_transfers += int((il * dl).sum())
+        if self.want_knowledge:
+            self.know.append(int(np.bitwise_count(K).sum()) + self.untracked)
         return None
-    missing = _missing(s, K, h, ids)
-    if missing:
-        return ScheduleError(s.rounds_total, None, missing)
-    R = max((i + 1 for i, x in enumerate(busy) if x), default=0)
-    busy = busy[:R]
-    return Validation(valid=True, n=n, R=R, messages=len(s.src),
-                      calls=calls if s.model == "F1" else None, transfers=len(s.dst),
-                      item_transfers=int((item_len * dst_len).sum()), busy=busy,
-                      S=int(sum(sizes[:R])), efficiency=sum(busy) / (n * R) if R else 0.0,
-                      items_per_node=h, knowledge=know[:R + 1])
+
+    def result(self, rounds: int) -> Validation | ScheduleError:
+        """After the last of ``rounds`` rounds: the goal's check, then the metrics."""
+        s, n = self.s, self.s.n
+        missing = _missing(s, self.K, self.h, self.ids)
+        if missing:
+            return ScheduleError(rounds, None, missing)
+        busy = self.busy
+        R = max((i + 1 for i, x in enumerate(busy) if x), default=0)
+        busy = busy[:R]
+        return Validation(valid=True, n=n, R=R, messages=self.messages,
+                          calls=self.calls if s.model == "F1" else None,
+                          transfers=self.transfers, item_transfers=self.item_transfers,
+                          busy=busy, S=int(sum(self.sizes[:R])),
+                          efficiency=sum(busy) / (n * R) if R else 0.0, items_per_node=self.h,
+                          knowledge=self.know[:R + 1])
 
 
 def _counted_twice(K: np.ndarray, recv: np.ndarray, got: np.ndarray, msg: np.ndarray,
