@@ -255,6 +255,33 @@ def test_exact_first_and_cheap_first(monkeypatch):
     assert tried[0][0] == "matching bfs de=2"
 
 
+def test_over_exact_first_max_edges_the_greedy_settings_come_first(monkeypatch):
+    # Table 1's Random(10000, 80000): an exact blossom a round takes hours there, so
+    # with no candidate yet the greedy BFS run is the first (the one without a
+    # deadline) and the exact run comes after the plain settings
+    topo = topology("cycle", n=6)  # 6 edges, no construction
+    monkeypatch.setattr(matching, "EXACT_MAX_EDGES", 5)
+    monkeypatch.setattr(portfolio, "CHEAP_FIRST_NODES", 5)  # no potential run first either
+    monkeypatch.setattr(portfolio, "EXACT_FIRST_MAX_EDGES", 5)
+    _, tried = best_schedule(topo, budget=60, stop_at_bound=False)
+    names = [t[0] for t in tried]
+    assert names[:10] == ["matching " + x for x in SETTINGS] + ["matching bfs de=4 exact"]
+    _check_matching_runs(topo, tried, None)
+    _, tried = best_schedule(topo, budget=0, stop_at_bound=False)
+    assert [t[0] for t in tried] == ["matching bfs de=2"]
+    monkeypatch.setattr(portfolio, "EXACT_FIRST_MAX_EDGES", 6)  # at the limit: exact first
+    _, tried = best_schedule(topo, budget=0, stop_at_bound=False)
+    assert [t[0] for t in tried] == ["matching bfs de=4 exact"]
+    # a construction's candidate is there already: the exact run has a deadline, first
+    monkeypatch.setattr(portfolio, "EXACT_FIRST_MAX_EDGES", 5)
+    mesh = topology("mesh", a=2, b=3)  # 7 edges; line phases 4 rounds, bound 3
+    _, tried = best_schedule(mesh, budget=60, stop_at_bound=False)
+    names = [t[0] for t in tried]
+    assert names[0] == "line phases" and "matching" not in " ".join(names[:names.index(
+        "matching bfs de=4 exact")]) and names.index("matching bfs de=4 exact") < names.index(
+        "matching bfs de=2")
+
+
 def test_broadcast_has_no_colouring_and_the_root_is_passed():
     topo = topology("path", n=5)
     s, tried = best_schedule(topo, "broadcast", 2, budget=60, stop_at_bound=False)

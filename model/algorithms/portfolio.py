@@ -11,7 +11,8 @@
 3. the matching heuristic with every weighting of :data:`MATCHING_SETTINGS`,
    on graphs where ``matcher="auto"`` is greedy (over
    :data:`~.matching.EXACT_MAX_EDGES` edges) the exact matcher at the default
-   setting first;
+   setting first (last, after the greedy settings, over
+   :data:`EXACT_FIRST_MAX_EDGES` edges while no candidate is there);
 4. the colouring search (the paper's section 6);
 5. look-ahead and random tie orders on the best setting, then up to
    :data:`MAX_RESTARTS` restarts (one tie order each) over the settings that
@@ -125,6 +126,16 @@ def lower_bound(topo: Topology, primitive: str = "gossip", root: int | None = No
 #: not where ``auto`` matching is greedy: the exact run comes first there.
 CHEAP_FIRST_NODES = 2048
 
+#: Gossip where ``auto`` matching is greedy runs the exact matcher first, except on
+#: graphs of more edges than this while no candidate is there yet: that run would be
+#: the one the budget cannot stop, and one blossom a round costs about ``n^2.3``
+#: there, far more in the last rounds (G(2000, 16000): 0.9 s a round, 30 s for the
+#: last; G(4000, 32000): 5 s, over 190 s). There the greedy settings come first (the
+#: first of them without a deadline: a row needs a result) and the exact run last.
+#: Table 1's Random(10000, 80000) is over it; every other row that runs the exact
+#: matcher first (de Bruijn_13 16,381 edges, de Bruijn_14 32,765) is not.
+EXACT_FIRST_MAX_EDGES = 40_000
+
 #: Random restarts (one tie order each) at most, after the other candidates.
 MAX_RESTARTS = 64
 
@@ -216,8 +227,9 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
     # more suited for broadcasting" (the paper: quality almost the same), while an
     # exact blossom a round on Table 4's 49,152-node butterfly_12 takes hours. So
     # there the plain settings come first (greedy) and the exact run last.
-    exact_first = greedy_auto and primitive == "gossip"
-    if (best is None and topo.n > CHEAP_FIRST_NODES and not exact_first
+    exact_first = greedy_auto and primitive == "gossip" and (
+        best is not None or topo.m <= EXACT_FIRST_MAX_EDGES)
+    if (best is None and topo.n > CHEAP_FIRST_NODES and not greedy_auto
             and primitive == "gossip"):
         matching("matching potential", tau=tau, weights="potential")  # the budget cannot stop it
     runs = {f"matching {setting_label(w, ne, de)}": {"weights": w, "num_exp": ne,
@@ -227,7 +239,9 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
         # "auto" is greedy here; the paper's figures are exact matchings, and on
         # de Bruijn graphs greedy costs rounds (de Bruijn_10: 21 against 18). With
         # no construction, this run is the one the budget cannot stop: minutes on
-        # Table 1's de Bruijn_13, where the cheap potential run gave 31 rounds.
+        # Table 1's de Bruijn_13, where the cheap potential run gave 31 rounds. Past
+        # EXACT_FIRST_MAX_EDGES it comes last, under the deadline (one round may
+        # still overshoot it: a blossom cannot be stopped halfway).
         exact = {f"matching {setting_label('bfs', None, 4.0)} exact":
                  {"weights": "bfs", "num_exp": None, "dist_exp": 4.0, "matcher": "exact"}}
         runs = {**exact, **runs} if exact_first else {**runs, **exact}
