@@ -283,7 +283,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="table4/table5: only these of ccc, shuffle_exchange, butterfly, "
                    "debruijn; table1/table3: only the rows of these topologies (mesh, "
                    "hypercube, knodel, butterfly, debruijn, pancake, random; table3: mesh, "
-                   "torus, ccc, shuffle_exchange, butterfly, debruijn, random)")
+                   "torus, ccc, shuffle_exchange, butterfly, debruijn, random); table6: "
+                   "only these of ccc, butterfly, star, pancake")
     p.add_argument("--settings", default=None, metavar="NAME,...",
                    help="table3/4/5: only these settings, named as in the setting column "
                    "(e.g. 'bfs de=2,bce ne=0 de=2,potential'); default all nine (table3: "
