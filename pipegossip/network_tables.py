@@ -105,7 +105,8 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
             for k, colors in strings.items():
                 if not min_k <= int(k) <= max_k or (families and fam not in families):
                     continue
-                spec, start = {"name": fam, "k": int(k)}, time.perf_counter()
+                spec = {"name": fam, "k": int(k)}
+                start, c0 = time.perf_counter(), time.process_time()
                 row = {"graph": f"{fam}_{k}", "n": _size(fam, spec), "colors": colors,
                        "paper_R": len(colors)}
                 # past the held limit (star_8, pancake_8, ccc_12, butterfly_12: an n x n
@@ -113,18 +114,19 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
                 why = _not_run(spec, "gossip")
                 if why:
                     yield dict(row, R=None, S=None, S_lower=row["n"] - 1, seconds=None,
-                               schedule=f"not run: {why}")
+                               cpu_s=None, schedule=f"not run: {why}")
                     continue
                 if streamed_colors(spec, "gossip"):
                     got = streamed_row({"topology": spec, "colors": colors})
                     yield dict(row, R=got["R"], S=got["S"], S_lower=row["n"] - 1,
                                seconds=round(time.perf_counter() - start, 2),
-                               schedule="streamed")
+                               cpu_s=round(time.process_time() - c0, 1), schedule="streamed")
                     continue
                 topo = topology(fam, k=int(k))
                 v = check(color_schedule(topo, colors))
                 row.update(R=v.R, S=v.S, S_lower=topo.n - 1,
-                           seconds=round(time.perf_counter() - start, 2), schedule="held")
+                           seconds=round(time.perf_counter() - start, 2),
+                           cpu_s=round(time.process_time() - c0, 1), schedule="held")
                 if search:  # from two rounds below the paper's R: lower R exhaust the budget
                     found = (search_colors(topo, max_rounds=len(colors), budget=SEARCH_BUDGET,
                                            min_rounds=len(colors) - 2)
