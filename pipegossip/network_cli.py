@@ -265,9 +265,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "network-table", help="reproduce Beier and Sibeyn's tables (ours beside the paper's)",
-        description="table6: every colour string expanded and validated (R, S; streamed, schedule not "
-        "held, past the held gossip limit); table5: "
-        "gossip by the matching heuristic (best over nine settings: BFS weights with "
+        description="table6: every colour string expanded and validated (R, S; streamed, "
+        "schedule not held, past the held gossip limit); table5: gossip by the matching "
+        "heuristic (best over nine settings: BFS weights with "
         "Dist_Exp 2, 4, 8, 16, the paper's even bce split with Num_Exp 0 and 1, potential) "
         "beside the paper's LB, UB, HR; table4: broadcast from node 0; table1: the large "
         "graphs, one process per row with its time and peak memory (minutes each); table3: "
