@@ -265,8 +265,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "network-table", help="reproduce Beier and Sibeyn's tables (ours beside the paper's)",
-        description="table6: every colour string expanded and validated (R, S); table5: "
-        "gossip by the matching heuristic (best over nine settings: BFS weights with "
+        description="table6: every colour string expanded and validated (R, S; streamed, "
+        "schedule not held, past the held gossip limit); table5: gossip by the matching "
+        "heuristic (best over nine settings: BFS weights with "
         "Dist_Exp 2, 4, 8, 16, the paper's even bce split with Num_Exp 0 and 1, potential) "
         "beside the paper's LB, UB, HR; table4: broadcast from node 0; table1: the large "
         "graphs, one process per row with its time and peak memory (minutes each); table3: "
@@ -283,7 +284,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="table4/table5: only these of ccc, shuffle_exchange, butterfly, "
                    "debruijn; table1/table3: only the rows of these topologies (mesh, "
                    "hypercube, knodel, butterfly, debruijn, pancake, random; table3: mesh, "
-                   "torus, ccc, shuffle_exchange, butterfly, debruijn, random)")
+                   "torus, ccc, shuffle_exchange, butterfly, debruijn, random); table6: "
+                   "only these of ccc, butterfly, star, pancake")
     p.add_argument("--settings", default=None, metavar="NAME,...",
                    help="table3/4/5: only these settings, named as in the setting column "
                    "(e.g. 'bfs de=2,bce ne=0 de=2,potential'); default all nine (table3: "

@@ -1,4 +1,4 @@
-"""Table 5's gossip rows past the held-schedule limit, run with a streamed schedule.
+"""Table 5's and Table 6's gossip rows past the held-schedule limit, run streamed.
 
 A unit-cost gossip schedule holds ``n(n-1)`` item ids: on ccc_12 and butterfly_12
 (49,152 nodes) 2.4 billion, 19.3 GB as int64, so ``network-table`` keeps held
@@ -10,6 +10,8 @@ streamed: the generator yields one round at a time
 checks each as it comes (:func:`~pipegossip.model.schedules.validate_rounds.validate_rounds`);
 R, S and the verdict come from that validation, and the schedule itself is never
 held or stored. It is the row's one setting: no portfolio, whatever ``--best`` says.
+Table 6 runs the same function on its rows in that window (star_8, pancake_8, ccc_12,
+butterfly_12).
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ def test_empty_list_items_refused(capsys, args, needle):
     (["network-table", "table6", "--exact"], "--exact applies only to table3"),
     (["network-table", "table6", "--row-timeout", "5"], "--row-timeout applies only to table1"),
     (["network-table", "table5", "--search"], "--search applies only to table6"),
-    (["network-table", "table6", "--families", "ccc"],
-     "--families applies only to table1, table3, table4, table5"),
+    (["network-table", "optimum", "--families", "ccc"],
+     "--families applies only to table1, table3, table4, table5, table6"),
     (["network-table", "table1", "--tries", "2"], "--tries applies only to table3"),
     # each generator has only its own options (argparse refuses the others)
     (["schedule", "one-factor", "--n", "4", "--a", "3"],

@@ -98,3 +98,70 @@ def test_a_streamed_row_takes_its_verdict_from_the_validation(monkeypatch):
                        "message -: incomplete gossip"):
         network_stream.streamed_row({"topology": {"name": "ccc", "k": 4},
                                      "colors": "012021202"})
+
+
+@pytest.fixture
+def table6_limits(monkeypatch):
+    """Held up to 24 nodes, streamed up to 64: the window's both edges fall on rows of
+    Table 6 (ccc_3, butterfly_3, star_4, pancake_4 have 24 nodes; ccc_4, butterfly_4
+    64; star_5, pancake_5 120)."""
+    for mod in (network_sweep, network_stream):
+        monkeypatch.setattr(mod, "MAX_GOSSIP_NODES", 24)
+    monkeypatch.setattr(network_stream, "MAX_STREAMED_GOSSIP_NODES", 64)
+
+
+def test_table6_streams_exactly_the_rows_in_the_window(table6_limits, capsys, monkeypatch):
+    streamed = []
+    real = network_stream.streamed_row
+
+    def spy(config):
+        streamed.append(config["topology"])
+        return real(config)
+    monkeypatch.setattr(network_stream, "streamed_row", spy)
+    assert main(["network-table", "table6", "--max-k", "5", "--format", "json"]) == 0
+    rows = {r["graph"]: r for r in json.loads(capsys.readouterr().out)}
+    assert streamed == [{"name": "ccc", "k": 4}, {"name": "butterfly", "k": 4}]
+    assert {g for g, r in rows.items() if r["schedule"] == "streamed"} == {"ccc_4",
+                                                                           "butterfly_4"}
+    assert {g for g, r in rows.items() if r["schedule"] == "held"} == {
+        "ccc_3", "butterfly_3", "star_3", "star_4", "pancake_3", "pancake_4"}
+    for g in ("ccc_5", "butterfly_5", "star_5", "pancake_5"):  # past the window
+        r = rows[g]
+        assert (r["n"], r["R"], r["S"]) == (160 if g[0] in "cb" else 120, None, None)
+        assert r["schedule"].startswith("not run: gossip is limited to 24 nodes (")
+    for g, r in rows.items():  # streamed or held, the same R and S as the held path
+        if r["R"] is not None:
+            fam, k = g.rsplit("_", 1)
+            assert (r["R"], r["S"], r["S_lower"]) == (*_held(fam, int(k))[:2], r["n"] - 1)
+            assert r["R"] == r["paper_R"]
+
+
+def test_table6_markdown_marks_the_streamed_and_not_run_rows(table6_limits, capsys):
+    assert main(["network-table", "table6", "--min-k", "4", "--max-k", "5",
+                 "--families", "butterfly"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("| graph | n | colors | paper_R | R | S | S_lower | seconds "
+                        "| cpu_s | schedule |")
+    R, S, colors = _held("butterfly", 4)
+    assert lines[2].startswith(f"| butterfly_4 | 64 | {colors} | 7 | {R} | {S} | 63 | ")
+    assert lines[2].endswith(" | streamed |")
+    assert lines[3].startswith("| butterfly_5 | 160 | 02103231023 | 11 | - | - | 159 | - "
+                               "| - | not run: gossip is limited to 24 nodes")
+    assert len(lines) == 4
+
+
+def test_table6_families_must_be_its_own():
+    assert main(["network-table", "table6", "--families", "star,debruijn"]) == 2
+
+
+def test_the_real_table6_window_holds_star_pancake_8_and_ccc_butterfly_12():
+    from pipegossip.limits import MAX_GOSSIP_NODES, MAX_STREAMED_GOSSIP_NODES
+    from pipegossip.model.schedules.topologies import _size
+    over = {f"{fam}_{k}" for fam, rows in paper_tables()["table6"].items() for k in rows
+            if _size(fam, {"k": int(k)}) > MAX_GOSSIP_NODES}
+    assert over == {"star_8", "pancake_8", "ccc_12", "butterfly_12"}
+    for g in over:
+        fam, k = g.rsplit("_", 1)
+        assert network_stream.streamed_colors({"name": fam, "k": int(k)}, "gossip") == (
+            paper_tables()["table6"][fam][k])
+        assert _size(fam, {"k": int(k)}) <= MAX_STREAMED_GOSSIP_NODES
