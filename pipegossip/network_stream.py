@@ -30,9 +30,9 @@ def streamed_colors(spec: dict, primitive: str) -> str | None:
     """The Table 6 colour string a row of topology ``spec`` runs streamed, or None (the
     row is held as usual, or not run): gossip past the held limit, within the streamed
     one, on a graph the paper gives a string for."""
+    from .model.algorithms.portfolio import table6_string
     from .model.schedules.topologies import _size
-    from .network_tables import paper_tables
-    colors = paper_tables()["table6"].get(spec["name"], {}).get(str(spec.get("k")))
+    colors = table6_string(spec["name"], spec.get("k"))
     if primitive != "gossip" or colors is None:
         return None
     return colors if MAX_GOSSIP_NODES < _size(spec["name"], spec) <= MAX_STREAMED_GOSSIP_NODES \

@@ -31,7 +31,7 @@ from ..schedules.ir import Schedule
 from ..schedules.topologies import Topology
 from ..schedules.validate import validate
 
-__all__ = ["best_schedule", "MATCHING_SETTINGS", "dimension_order", "setting_label",
+__all__ = ["best_schedule", "table6_string", "MATCHING_SETTINGS", "dimension_order", "setting_label",
            "lower_bound", "DECAYS"]
 
 #: The matching heuristic's settings, ``(weights, num_exp, dist_exp)``: BFS weights with
@@ -104,11 +104,15 @@ def dimension_order(topo: Topology, primitive: str = "gossip", root: int | None 
 
 def _published_string(topo: Topology) -> str | None:
     """Beier and Sibeyn's Table 6 colour string for this graph, if they print one."""
+    return table6_string(topo.name, topo.params.get("k"))
+
+
+def table6_string(name: str, k) -> str | None:
+    """Beier and Sibeyn's Table 6 colour string for topology ``name`` at ``k``, or None."""
     import json
     from importlib import resources
-    k = topo.params.get("k")
     text = (resources.files(__package__) / "beier_sibeyn_tables.json").read_text()
-    return json.loads(text)["table6"].get(topo.name, {}).get(str(k))
+    return json.loads(text)["table6"].get(name, {}).get(str(k))
 
 
 def lower_bound(topo: Topology, primitive: str = "gossip", root: int | None = None) -> int:
