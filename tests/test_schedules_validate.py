@@ -8,6 +8,7 @@ from pipegossip.model.algorithms.limits import cyclic_shift, min_calls, one_fact
 from pipegossip.model.schedules.ir import Message, Schedule, complete
 from pipegossip.model.schedules.topologies import topology
 from pipegossip.model.schedules.validate import ScheduleError, check, validate
+from schedule_faults import plant, rebuild
 
 
 def S(rounds, model="H1", p=1, topo=None, n=3, **kw):
@@ -135,11 +136,6 @@ def _rows(s):
     return [[m for m in r] for r in s.rounds]
 
 
-def _rebuild(s, rounds):
-    return Schedule.from_rounds(rounds, topology=s.topology, model=s.model, p=s.p,
-                                primitive=s.primitive, root=s.root)
-
-
 BASES = {
     "one-factor": lambda: one_factor(6),
     "one-factor-odd": lambda: one_factor(5),
@@ -150,51 +146,6 @@ BASES = {
 }
 
 
-def _mutate(s, kind, data):
-    rounds = _rows(s)
-    nonempty = [i for i, r in enumerate(rounds) if r]
-    r = data.draw(st.sampled_from(nonempty))
-    j = data.draw(st.integers(0, len(rounds[r]) - 1))
-    m = rounds[r][j]
-    n = s.n
-    if kind == "drop":
-        # every item reaches every node once in these schedules: dropping a
-        # non-empty message loses information for good
-        if not m.items:
-            return None
-        del rounds[r][j]
-    elif kind == "unheld":
-        # an item the sender cannot hold yet: one nobody has sent it so far
-        known = {m.src}
-        for rr in rounds[:r]:
-            for x in rr:
-                if m.src in x.dst:
-                    known.update(x.items)
-        lacking = [x for x in range(n) if x not in known]
-        if not lacking:
-            return None
-        x = data.draw(st.sampled_from(lacking))
-        rounds[r][j] = Message(m.src, m.dst, m.items + (x,) if s.p is None else (x,))
-    elif kind == "double-book":
-        other = data.draw(st.sampled_from([x for x in range(n) if x != m.src and x not in m.dst]))
-        if s.model == "F1" or s.model == "port":
-            rounds[r].append(Message(other, m.dst[:1], (other,)))
-        else:
-            rounds[r].append(Message(m.src, (other,), (m.src,)))
-    elif kind == "exceed-p":
-        if s.p is None:
-            return None
-        rounds[r][j] = Message(m.src, m.dst, tuple(range(s.p + 1)))
-    elif kind == "break-edge":
-        if s.topology.edges is None:
-            return None
-        bad = [x for x in range(n) if x != m.src and not s.topology.has_edges([m.src], [x])[0]]
-        if not bad:
-            return None
-        rounds[r][j] = Message(m.src, (data.draw(st.sampled_from(bad)),), m.items)
-    return _rebuild(s, rounds)
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(base=st.sampled_from(sorted(BASES)),
        kind=st.sampled_from(["drop", "unheld", "double-book", "exceed-p", "break-edge"]),
@@ -202,7 +153,7 @@ def _mutate(s, kind, data):
 def test_mutants_are_refused(base, kind, data):
     s = BASES[base]()
     assert validate(s).valid
-    mutant = _mutate(s, kind, data)
+    mutant = plant(s, kind, data)
     if mutant is None:
         return
     v = validate(mutant)
@@ -404,7 +355,7 @@ def test_items_in_chunks_give_the_verdict_and_metrics_of_one_pass(base, kind, ch
         j = data.draw(st.integers(0, len(rounds[r]) - 1))
         m = rounds[r][j]
         rounds[r][j] = Message(m.src, m.dst, m.items + m.items[:1])
-        s = _rebuild(s, rounds)
+        s = rebuild(s, rounds)
     elif kind == "empty":  # empty messages among the others (an empty round too)
         rounds = _rows(s)
         r = data.draw(st.integers(0, len(rounds) - 1))
@@ -414,9 +365,9 @@ def test_items_in_chunks_give_the_verdict_and_metrics_of_one_pass(base, kind, ch
                 rr.insert(data.draw(st.integers(0, len(rr))),
                           Message(rr[0].src, rr[0].dst, ()))
                 break
-        s = _rebuild(s, rounds)
+        s = rebuild(s, rounds)
     elif kind != "none":
-        s = _mutate(s, kind, data) or s
+        s = plant(s, kind, data) or s
     whole = validate(s, knowledge=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(importlib.import_module("pipegossip.model.schedules.validate_static"),

@@ -18,6 +18,7 @@ from pipegossip.model.schedules.ir import Message, Schedule
 from pipegossip.model.schedules.topologies import topology
 from pipegossip.model.schedules.validate import validate
 from pipegossip.model.schedules.validate_rounds import validate_rounds
+from schedule_faults import plant, rebuild
 
 BASES = {
     "ccc_4": lambda: color_schedule(topology("ccc", k=4), "012021202"),
@@ -39,11 +40,6 @@ def _rounds_of(s: Schedule, dtype=np.int32):
                s.item_ptr[a:b + 1] - i0, s.items[i0:int(s.item_ptr[b])].astype(dtype))
 
 
-def _rebuild(s, rounds):
-    return Schedule.from_rounds(rounds, topology=s.topology, model=s.model, p=s.p,
-                                primitive=s.primitive, root=s.root)
-
-
 def _same(s: Schedule):
     whole = validate(s, knowledge=True)
     streamed = validate_rounds(s, _rounds_of(s), knowledge=True)
@@ -63,50 +59,10 @@ FAULTS = ("drop", "unheld", "double-book", "self", "unknown-node", "empty-messag
           "empty-round", "break-edge")
 
 
-def _plant(s: Schedule, kind: str, data) -> Schedule | None:
-    rounds = [list(r) for r in s.rounds]
-    full = [i for i, r in enumerate(rounds) if r]
-    r = data.draw(st.sampled_from(full[len(full) // 2:]), label="late round")
-    j = data.draw(st.integers(0, len(rounds[r]) - 1), label="message")
-    m, n = rounds[r][j], s.n
-    if kind == "drop":
-        del rounds[r][j]
-    elif kind == "unheld":  # an item nobody has sent the sender so far
-        known = {m.src}
-        for rr in rounds[:r]:
-            for x in rr:
-                if m.src in x.dst:
-                    known.update(x.items)
-        lacking = [x for x in range(n) if x not in known]
-        if not lacking:
-            return None
-        x = data.draw(st.sampled_from(lacking))
-        rounds[r][j] = Message(m.src, m.dst, m.items + (x,) if s.p is None else (x,))
-    elif kind == "double-book":
-        other = data.draw(st.sampled_from([x for x in range(n) if x != m.src and x not in m.dst]))
-        rounds[r].append(Message(other, m.dst[:1], (other,)))
-    elif kind == "self":
-        rounds[r][j] = Message(m.src, (m.src,), m.items)
-    elif kind == "unknown-node":
-        rounds[r][j] = Message(m.src, (n + 3,), m.items)
-    elif kind == "empty-message":
-        rounds[r].insert(j, Message(m.src, m.dst, ()))
-    elif kind == "empty-round":
-        rounds.insert(r, [])
-    elif kind == "break-edge":
-        if s.topology.edges is None:
-            return None
-        bad = [x for x in range(n) if x != m.src and not s.topology.has_edges([m.src], [x])[0]]
-        if not bad:
-            return None
-        rounds[r][j] = Message(m.src, (data.draw(st.sampled_from(bad)),), m.items)
-    return _rebuild(s, rounds)
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(base=st.sampled_from(sorted(BASES)), kind=st.sampled_from(FAULTS), data=st.data())
 def test_a_fault_in_a_late_round_gives_the_same_verdict_streamed(base, kind, data):
-    s = _plant(BASES[base](), kind, data)
+    s = plant(BASES[base](), kind, data, late=True)
     if s is None:
         return
     v = _same(s)
@@ -122,7 +78,7 @@ def test_the_first_error_stops_the_generator():
     asked = []
 
     def counted():
-        for i, rnd in enumerate(_rounds_of(_rebuild(s, rounds)), 1):
+        for i, rnd in enumerate(_rounds_of(rebuild(s, rounds)), 1):
             asked.append(i)
             yield rnd
     v = validate_rounds(s, counted())
