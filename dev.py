@@ -13,7 +13,7 @@ toolchain from PyPI, then runs
   ``python3 dev.py test --runslow`` for the long sweeps), ending with the
   25 slowest tests (``--durations=25`` unless a ``--durations`` is given);
 * ``mutate MODULE...``: mutation testing of the checking code with
-  cosmic-ray, running only the tests that cover each module (dev_mutate.py
+  cosmic-ray, running only the tests that cover each module (tools/dev_mutate.py
   beside this file, :func:`dev_mutate.mutate`);
 * ``respell [--check] FILE...``: rewrite the ``pipegossip`` command lines of
   Markdown (or any text) files from the old flat spellings to the grouped
@@ -92,19 +92,19 @@ def _load(name: str, path: Path):
 
 
 def _spellings():
-    """``pipegossip/spellings.py``."""
+    """``pipegossip/cli/spellings.py``."""
     return _load("pipegossip_spellings", ROOT / "pipegossip" / "spellings.py")
 
 
 def _mutation():
-    """dev_mutate.py, the mutation harness, loaded only by the commands that use it."""
-    return _load("dev_mutate", ROOT / "dev_mutate.py")
+    """tools/dev_mutate.py, the mutation harness, loaded only by the commands that use it."""
+    return _load("dev_mutate", ROOT / "tools/dev_mutate.py")
 
 
 def respell(argv: list[str]) -> int:
     """``python3 dev.py respell [--check] FILE...``: old command spellings -> grouped ones.
 
-    Rewrites each file in place (:func:`pipegossip.spellings.respell_text`,
+    Rewrites each file in place (:func:`pipegossip.cli.spellings.respell_text`,
     the same mapping the command line runs old spellings through); with
     ``--check`` writes nothing and prints ``FILE:LINE: text`` for every line
     still spelled the old way. Exit 0 when nothing is (or was) left to change

@@ -26,7 +26,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from ..model.config import RunConfig
-from .fabric import Fabric
+from .fsm.fabric import Fabric
 
 __all__ = ["Cost", "FeatureCase", "synthesise", "growth_table", "feature_table",
            "feature_cases", "render_markdown", "YosysError"]

@@ -1,4 +1,4 @@
-"""Verilog export of a :class:`~pipegossip.hw.fabric.Fabric`."""
+"""Verilog export of a :class:`~pipegossip.hw.fsm.fabric.Fabric`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from amaranth.back import verilog
 
 from .. import __version__
 from ..model.config import RunConfig
-from .fabric import Fabric, fabric_signature
+from .fsm.fabric import Fabric, fabric_signature
 
 __all__ = ["verilog_text", "check_module_name", "plain_internal_names"]
 

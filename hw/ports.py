@@ -1,7 +1,7 @@
 """The fabric's top-level ports, declared once.
 
-:class:`~pipegossip.hw.fabric.Fabric` builds its signature from :data:`PORTS`
-(:func:`pipegossip.hw.fabric.fabric_signature`); everything that names or
+:class:`~pipegossip.hw.fsm.fabric.Fabric` builds its signature from :data:`PORTS`
+(:func:`pipegossip.hw.fsm.fabric.fabric_signature`); everything that names or
 sizes a port derives from this table too: the cocotb testbench's driving and
 sampling lists, the trace record's fields, the golden dump's widths, the
 waveform read-back and the GTKWave view. ``clk`` and ``rst`` come from the

@@ -2,7 +2,7 @@
 
 Every processor broadcasts one word per session. Whoever drives a fabric
 (the Amaranth-simulator runner, the cocotb testbench, the golden dump, the
-self-checking board top) and whoever judges it (:mod:`pipegossip.sim.judge.fabric`,
+self-checking board top) and whoever judges it (:mod:`pipegossip.sim.judge.fsm`,
 the on-chip :class:`~pipegossip.hw.fpga.checker.DeliveryChecker`) derive those
 words from the one function defined here, so a word that reaches the wrong
 processor, carries the wrong session or comes from the wrong source is caught
@@ -52,7 +52,7 @@ Why this construction:
 * Defined once for both sides. :func:`seeded_word` (Python integers) and
   :func:`seeded_word_expr` (an Amaranth :class:`~amaranth.hdl.Value`, built
   with the public ``amaranth.hdl`` API only) are the same formula, and
-  ``tests/test_hw_words.py`` simulates one against the other. The Python
+  ``tests/hw/test_hw_words.py`` simulates one against the other. The Python
   users (:class:`WordScheme`, :func:`tagged_word`, :func:`tagged_words`)
   and the board's senders and checkers (:meth:`WordScheme.expr`) all go
   through them.

@@ -4,7 +4,7 @@ This is the path the Conjecture 21 sweep needs (issue 18): identity order,
 Algorithm 2 (``substitute=True``), ``receive="any"``, N up to 16384 and more.
 It computes exactly what :class:`pipegossip.model.engine._Engine` computes for
 those configurations (same L, utilisation string, deliveries); the test
-``tests/test_model_engine_oracle.py`` holds it to outputs recorded from the
+``tests/model/test_model_engine_oracle.py`` holds it to outputs recorded from the
 engine before this module existed.
 
 Why compiled code and not NumPy

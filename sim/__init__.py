@@ -20,6 +20,6 @@ against the model.
   speed, and the cosim sweep's job; :mod:`.netlist_sim`: the routed FPGA
   netlist in Verilator.
 
-The commands live in :mod:`pipegossip.sim_cli`. Importing this package
+The commands live in :mod:`pipegossip.cli.sim`. Importing this package
 imports neither cocotb nor the hardware generator.
 """

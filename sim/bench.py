@@ -27,7 +27,7 @@ and (fast mode) making the expected trace:
 :func:`bench_workload` times one long run from nothing to the verdict, build
 included (N=64 identity: L=3 071 cycles; pipelined with 100 sessions: L=12 797).
 :func:`bench_regression` times the co-simulation regression
-(``tests/test_sim_regression.py``) in either mode.
+(``tests/sim/test_sim_regression.py``) in either mode.
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from pathlib import Path
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
 from .tools import build_cache
-from .judge.fabric import judge
+from .judge.fsm import judge
 from .paths import build_root
-from .fabric.runner import build, default_runs, run_build
+from .fsm.runner import build, default_runs, run_build
 from .tools.simulators import DEFAULT_RECIPE, Recipe, sized
 
 __all__ = ["BenchPoint", "bench_one", "bench_workload", "bench_regression", "WORKLOADS",
@@ -60,7 +60,7 @@ WORKLOADS = {
 #: it leaves out in both modes: the paper tables compare the hardware's
 #: sampled ``used`` row, which only the trace mode records (the fast mode's
 #: checker compares ``used`` with the model in hardware every cycle instead).
-REGRESSION_TESTS = ("tests/test_sim_regression.py", "not test_paper_table")
+REGRESSION_TESTS = ("tests/sim/test_sim_regression.py", "not test_paper_table")
 
 
 @dataclass
@@ -223,7 +223,7 @@ def bench_regression(mode: str, checkout: Path, root: Path) -> RegressionPoint:
     Cold: an empty build cache at ``root`` (the shared Verilator run-time
     library stays cached); warm: the same again, every build reused. The mode
     reaches the tests through ``$PIPEGOSSIP_COSIM_MODE``
-    (:func:`~pipegossip.sim.fabric.cosim.cosimulate`'s default).
+    (:func:`~pipegossip.sim.fsm.cosim.cosimulate`'s default).
 
     Raises
     ------

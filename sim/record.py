@@ -1,10 +1,10 @@
 """The one trace record of a fabric run, and the cocotb job that asks for it.
 
 :class:`HwRun` is simulator-neutral: the cocotb testbench
-(:mod:`pipegossip.sim.fabric.testbench`), the Amaranth-simulator runner
-(:mod:`pipegossip.sim.fabric.amaranth_run`) and the waveform read-back
+(:mod:`pipegossip.sim.fsm.testbench`), the Amaranth-simulator runner
+(:mod:`pipegossip.sim.fsm.amaranth_run`) and the waveform read-back
 (:mod:`pipegossip.waveforms.readback`) each produce one, and
-:func:`pipegossip.sim.judge.fabric.judge` is the only code that holds one against the
+:func:`pipegossip.sim.judge.fsm.judge` is the only code that holds one against the
 model. It holds the fabric's ports once per clock cycle, sampled as a flip-flop
 would capture them: the outputs (action/peer rows, used, busy, done, cycle,
 stall, the delivery fields with source, session and word, ``ready``) and the

@@ -1,8 +1,8 @@
 """The co-simulation sweep (``pipegossip cosim-sweep``): configurations x word seeds.
 
-One sweep-runner job (:mod:`pipegossip.sweep`) per configuration,
+One sweep-runner job (:mod:`pipegossip.sweeps.runner`) per configuration,
 :func:`cosim_point`: it builds the fabric, or reuses its build from the
-content-addressed build cache (:func:`pipegossip.sim.fabric.runner.build`, shared by
+content-addressed build cache (:func:`pipegossip.sim.fsm.runner.build`, shared by
 every job and command that simulates the same fabric on that machine), runs
 one simulation of back-to-back runs, one per word seed, and judges each run by
 the golden model. The result is the verdict summary, without timings, so
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
-from ..sweep import Job
-from .fabric.cosim import cosimulate
-from .fabric.runner import UnsupportedConfig
+from ..sweeps.runner import Job
+from .fsm.cosim import cosimulate
+from .fsm.runner import UnsupportedConfig
 
 __all__ = ["COSIM_TOOLS", "cosim_configs", "cosim_jobs", "run_config", "cosim_point"]
 
@@ -42,7 +42,7 @@ def cosim_configs(ns: Sequence[int], orders: Sequence[str], *,
     """
     if not word_seeds:
         raise ConfigError("at least one word seed is needed")
-    from ..limits import check_fabric, check_model_memory
+    from ..infra.budgets import check_fabric, check_model_memory
     for n in ns:  # budgets before anything is built (an N x N order alone can be too big)
         check_model_memory(n, max(sessions))
         check_fabric(n, width)

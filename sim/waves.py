@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..files import atomic_write
+from ..infra.files import atomic_write
 from ..model.config import RunConfig
 from ..model.errors import ConfigError
 from .paths import dumps_root

@@ -5,7 +5,7 @@ import os
 import pytest
 
 # Tests of behaviour may call commands by their old flat spellings (kept for
-# this release); their one-line notes are tested in tests/test_cli_groups.py.
+# this release); their one-line notes are tested in tests/cli/test_cli_groups.py.
 os.environ.setdefault("PIPEGOSSIP_OLD_SPELLINGS", "quiet")
 
 

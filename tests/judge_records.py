@@ -3,7 +3,7 @@
 Each entry of ``fixtures/<fabric>_records.json`` is one program (made by
 :func:`programs`) and the record Amaranth's simulator gave for it, so the
 judges' tests (and every mutant of a judge, ``dev.py mutate``) run in
-seconds. ``tests/test_hw_schedule_fabric.py`` and ``tests/test_hw_network.py``
+seconds. ``tests/hw/test_hw_schedule_fabric.py`` and ``tests/hw/test_hw_network.py``
 check that the stored records are still what the fabrics do;
 ``python3 tests/judge_records.py`` rewrites both files when a fabric changes
 on purpose.

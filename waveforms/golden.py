@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_output
+from ..infra.files import atomic_output
 from ..hw.ports import CLOCK_PORTS, ports
 from ..hw.words import WordScheme
 from ..model.result import RunResult

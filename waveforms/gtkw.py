@@ -23,7 +23,7 @@ import io
 import math
 from pathlib import Path
 
-from ..files import atomic_write
+from ..infra.files import atomic_write
 from ..hw.ports import CLOCK_PORTS, PORTS, PortSpec
 from ..model.runtable import ACTION_NAMES, IDLE, R, S, WR, WS, token
 from .dump import Var, open_dump

@@ -22,7 +22,7 @@ import re
 import shutil
 from pathlib import Path
 
-from ..files import atomic_output
+from ..infra.files import atomic_output
 from ..model.errors import FormatError
 from .dump import Dump, Var, open_dump
 from .readback import find_fabric

@@ -21,7 +21,7 @@ in :attr:`Readback.missing`; nothing is guessed from internal names.
 Besides the run-table, a read-back carries the run as the one trace record
 (:attr:`Readback.record`, cycles 0 .. L plus up to :data:`TAIL` cycles after
 it), which :func:`pipegossip.waveforms.report.hardware_verdict` hands to the
-judge (:func:`pipegossip.sim.judge.fabric.judge`): the dump is never compared with
+judge (:func:`pipegossip.sim.judge.fsm.judge`): the dump is never compared with
 the model here.
 """
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..files import MARKER, OutputKind, atomic_write
+from ..infra.files import MARKER, OutputKind, atomic_write
 from ..model.config import RunConfig
 from ..model.engine import simulate
 from ..model.orders import FAMILIES

@@ -23,7 +23,7 @@ from ..model.engine import simulate
 from ..model.errors import ConfigError, FormatError
 from ..model.runtable import RunTable
 from .dump import DUMP_SUFFIXES
-from ..sim.judge.fabric import Verdict, judge
+from ..sim.judge.fsm import Verdict, judge
 from .readback import Readback, read_dump
 from .reference import reference_for
 from .sources import Source, load_source, model_table

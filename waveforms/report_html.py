@@ -49,7 +49,7 @@ _ENV = jinja2.Environment(
 
 def _png(fig) -> str:
     """A figure as base64 PNG data for a ``data:`` URI."""
-    from ..plots import figure_bytes
+    from ..plots.figures import figure_bytes
     return base64.b64encode(figure_bytes(fig, "png", dpi=100)).decode("ascii")
 
 
@@ -70,7 +70,7 @@ def _closed_form(cfg: RunConfig) -> tuple[str, int] | None:
 
 def _marked_figure(model: RunTable, got: RunTable, dump: Path | None, steps: int):
     """The dump's run-table picture with an x on every slot that differs from the model."""
-    from ..plots import runtable_figure
+    from ..plots.figures import runtable_figure
     fig = runtable_figure(got, title=f"Read back from {dump.name if dump else 'the dump'}: "
                           f"N = {got.n}, L = {got.length}; x = differs from the model",
                           steps=steps)
@@ -89,7 +89,7 @@ def _marked_figure(model: RunTable, got: RunTable, dump: Path | None, steps: int
 
 def _item_data(k: int, item: ReportItem) -> dict:
     """What ``item.html.j2`` shows of one configuration."""
-    from ..plots import runtable_figure, utilization_figure
+    from ..plots.figures import runtable_figure, utilization_figure
     src, table = item.source, item.source.table
     m = table.metrics
     length = m.length

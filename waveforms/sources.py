@@ -30,8 +30,8 @@ from ..model.engine import simulate
 from ..model.errors import ConfigError, FormatError
 from ..model.orders import FAMILIES
 from ..model.runtable import RunTable
-from ..limits import check_budget
-from ..options import config_from_args
+from ..infra.budgets import check_budget
+from ..cli.options import config_from_args
 from .dump import DUMP_SUFFIXES
 from .readback import Readback, read_dump
 from .reference import config_from_header, reference_path

@@ -29,7 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import RunConfig
 from ..bits import peer_width, session_width
-from ..fabric import DeliverySignature
+from ..fsm.fabric import DeliverySignature
 from ..words import SEED_BITS, WordScheme, multiplier, seeded_word
 
 __all__ = [

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...files import atomic_write
+from ...infra.files import atomic_write
 from ...model.config import RunConfig
 from .devices import DEVICES
 from .flow import FlowJob, bare_digest, prepare, prepare_schedule, run_flow

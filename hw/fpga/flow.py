@@ -5,7 +5,7 @@ Two kinds of build, both ending in nextpnr's JSON report (``--report``):
 
 * bare fabric (no ``board``): :class:`~pipegossip.hw.fpga.bare_top.BareTop`
   puts the fabric behind a registered two-pin boundary: the FSM
-  :class:`~pipegossip.hw.fabric.Fabric` of a configuration (:func:`prepare`,
+  :class:`~pipegossip.hw.fsm.fabric.Fabric` of a configuration (:func:`prepare`,
   with its debug input ``hold`` tied to 0, its normal use) or the
   :class:`~pipegossip.hw.schedule.ScheduleFabric` of a size
   (:func:`prepare_schedule`, every port live). Yosys keeps the fabric a
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import __version__
-from ...files import atomic_directory, atomic_write
+from ...infra.files import atomic_directory, atomic_write
 from ...model.config import RunConfig
 from ..ports import ScheduleSize
 from .devices import (_ALLOW_UNCONSTRAINED, _NEXTPNR, _SYNTH, BOARDS, DEVICES, NETWORK_STORE,
@@ -156,7 +156,7 @@ def prepare(config: RunConfig, width: int = 8, device: str | None = None,
         or anything the fabric refuses (quoted from its own message).
     """
     # Imported here: the command line registers its commands without Amaranth.
-    from ..fabric import Fabric
+    from ..fsm.fabric import Fabric
     from .bare_top import BareTop
     from .board_top import BoardTop
 

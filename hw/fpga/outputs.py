@@ -5,8 +5,8 @@ Every folder the flow writes is of kind :data:`FPGA_OUTPUT` (command
 (:data:`REPORT_NAME`, tagged ``"tool": "pipegossip fpga"``). A folder may be
 (re)filled only when it does not exist, is empty, carries the files module's
 marker for ``fpga``, or (an output older than that marker) holds the tagged
-report; the writing itself is :func:`pipegossip.files.atomic_directory`'s,
-which only replaces entries listed in its marker (:data:`pipegossip.files.MARKER`).
+report; the writing itself is :func:`pipegossip.infra.files.atomic_directory`'s,
+which only replaces entries listed in its marker (:data:`pipegossip.infra.files.MARKER`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import json
 import os
 from pathlib import Path
 
-from ...files import MARKER, OutputError, OutputKind, mark_output_dir, marked_command
-from ...files import check_output_dir as _check_writable_output
+from ...infra.files import MARKER, OutputError, OutputKind, mark_output_dir, marked_command
+from ...infra.files import check_output_dir as _check_writable_output
 
 __all__ = ["REPORT_NAME", "FPGA_OUTPUT", "check_output_dir", "check_writable_folder"]
 
@@ -48,7 +48,7 @@ def check_output_dir(path: str | os.PathLike) -> Path:
 
     The flow replaces its output folder's contents, so it only accepts a
     folder that does not exist, is empty, or holds an earlier flow output
-    (:func:`pipegossip.files.check_output_dir` for :data:`FPGA_OUTPUT`); and
+    (:func:`pipegossip.infra.files.check_output_dir` for :data:`FPGA_OUTPUT`); and
     (so that a long build never ends in a refused write) the folder, or the
     nearest existing folder above a new one, must be writable.
 
@@ -100,10 +100,10 @@ def _load_report(path: Path) -> dict | None:
 
 
 def _adopt_earlier_output(path: Path) -> None:
-    """Let :func:`~pipegossip.files.atomic_directory` replace an earlier flow output.
+    """Let :func:`~pipegossip.infra.files.atomic_directory` replace an earlier flow output.
 
     A flow output written before the files module kept a marker has the
-    flow's report but no :data:`~pipegossip.files.MARKER`; every entry in it
+    flow's report but no :data:`~pipegossip.infra.files.MARKER`; every entry in it
     is the flow's own (the flow always replaced the folder as a whole), so
     the marker that lists them is written now. One with an older marker (a
     list, no command) gets the same list under the command ``fpga``.

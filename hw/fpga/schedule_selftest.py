@@ -9,7 +9,7 @@ program, and reads every node's store, held bits and accumulator back
 through the fabric's read port against the image's checks. The image
 memory has a write port, so a new schedule of the same fabric size runs
 without a new bitstream (:class:`ImageLoader` takes it from a UART).
-Tested in Amaranth's simulator (``tests/test_fpga_schedule_board.py``).
+Tested in Amaranth's simulator (``tests/hw/test_fpga_schedule_board.py``).
 """
 
 # The first line's linter option is Amaranth's documented switch for

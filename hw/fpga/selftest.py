@@ -19,7 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import RunConfig
 from ...model.engine import simulate
-from ..fabric import Fabric
+from ..fsm.fabric import Fabric
 from ..words import WordScheme
 from .checker import ERROR_BITS, RUN_VALUE_BITS, DeliveryChecker, next_run_value
 

@@ -1,6 +1,6 @@
 """The scaling sweep: the bare flow over N x width x feature options per device.
 
-Each point is one job of the sweep runner (:mod:`pipegossip.sweep`):
+Each point is one job of the sweep runner (:mod:`pipegossip.sweeps.runner`):
 :func:`fpga_point` builds it and returns its table row, so the runner's
 store caches and resumes points and its workers build them in parallel.
 The table, CSV and plot are made from those rows (:func:`write_sweep`).
@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...files import atomic_write
+from ...infra.files import atomic_write
 from ...model.config import RunConfig
-from ...sweep import Job, Outcome
-from ...sweep_store import ARTEFACTS
+from ...sweeps.runner import Job, Outcome
+from ...sweeps.store import ARTEFACTS
 from .devices import DEVICES
 from .flow import bare_digest, prepare, run_flow
 from .outputs import REPORT_NAME
@@ -262,7 +262,7 @@ def sweep_figure(rows: Sequence[dict]):
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullFormatter
 
-    from ...plots import SIZE_FAMILIES, mark_missing, size_family
+    from ...plots.figures import SIZE_FAMILIES, mark_missing, size_family
 
     devices = list(dict.fromkeys(r["device"] for r in rows)) or ["none"]
     features = list(dict.fromkeys(r["feature"] for r in rows))

@@ -1,6 +1,6 @@
 """Property wrapper around the fabric: one run, a victim word, its deliveries.
 
-The harness is the formal test bench of :class:`~pipegossip.hw.fabric.Fabric`.
+The harness is the formal test bench of :class:`~pipegossip.hw.fsm.fabric.Fabric`.
 It starts one run in the first cycle, feeds every processor's word streams
 with any-constant words, picks an any-constant victim (a source and a
 session, as wb2axip's ``wbxbar.sby`` picks a victim transaction) and counts
@@ -19,10 +19,10 @@ from amaranth.lib import wiring
 
 from ...model.config import RunConfig
 from ...model.engine import simulate
-from .. import fabric as fabric_module
+from ..fsm import fabric as fabric_module
 from ..bits import peer_width, session_width
-from ..crossbar import Crossbar
-from ..fabric import Fabric
+from ..fsm.crossbar import Crossbar
+from ..fsm.fabric import Fabric
 from .catalog import FABRIC_MUTANTS
 
 __all__ = ["FabricHarness", "FABRIC_MUTANTS", "mutated", "run_length"]

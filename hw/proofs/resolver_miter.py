@@ -10,7 +10,7 @@ a channel limit K only the first K senders that fire get a channel.
 
 The miter puts two circuits side by side on the same free step state:
 
-* the hardware: :class:`~pipegossip.hw.arbiter.Resolver` closed by the
+* the hardware: :class:`~pipegossip.hw.fsm.arbiter.Resolver` closed by the
   controllers' pick rule as the fabric wires it (each sender claims the
   first unserved entry of its order on offer, the lowest-set-bit network of
   :func:`pipegossip.hw.bits.first_set`), granted by the resolver;
@@ -30,7 +30,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import RunConfig
-from ..arbiter import Resolver
+from ..fsm.arbiter import Resolver
 from ..bits import first_set
 from .catalog import RESOLVER_MUTANTS
 

@@ -26,7 +26,7 @@ from amaranth.hdl import Array, Assert, Assume, Cat, Const, Elaboratable, Fragme
 from amaranth.lib import wiring
 
 from ...model.schedules.program import Program
-from ..crossbar import Crossbar
+from ..fsm.crossbar import Crossbar
 from ..schedule import LATENCY, LoadKind, ScheduleFabric
 from ..schedule import fabric as schedule_fabric_module
 from ..schedule.load import load_writes

@@ -9,7 +9,7 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..crossbar import Crossbar
+from ..fsm.crossbar import Crossbar
 from ..params import check_int
 from ..ports import OUT, SCHEDULE_PORTS, Port, ScheduleSize
 from .node import ScheduleNode, one_hot, select_by

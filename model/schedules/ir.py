@@ -261,7 +261,7 @@ def dumps(s: Schedule, gz: bool = False) -> bytes:
 def save(s: Schedule, path) -> bytes:
     """Write ``s`` to ``path`` (gzip iff the name ends in ``.gz``); return the bytes.
 
-    Commands write through ``pipegossip.files.atomic_write`` instead, which
+    Commands write through ``pipegossip.infra.files.atomic_write`` instead, which
     never leaves half a file behind.
     """
     data = dumps(s, gz=str(path).endswith(".gz"))

@@ -4,7 +4,7 @@
 * :mod:`.checker`, :mod:`.batch`: the wrapper top with the in-hardware checker,
   and runs batched in the hardware;
 * :mod:`.build`, :mod:`.mode`: the fabric and top texts, their builds, the runs
-  and the per-cycle rerun of a failing run (judged by :mod:`pipegossip.sim.judge.fabric`);
+  and the per-cycle rerun of a failing run (judged by :mod:`pipegossip.sim.judge.fsm`);
 * :mod:`.faults`: stand-in fabrics with one planted fault each;
-* :mod:`~pipegossip.sim.fabric.testbench`: the cocotb testbench (runs inside the simulator).
+* :mod:`~pipegossip.sim.fsm.testbench`: the cocotb testbench (runs inside the simulator).
 """

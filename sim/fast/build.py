@@ -1,6 +1,6 @@
 """Builds of arbitrary Verilog texts for the fast mode, in the same build cache.
 
-:func:`pipegossip.sim.fabric.runner.build` compiles the fabric of a configuration;
+:func:`pipegossip.sim.fsm.runner.build` compiles the fabric of a configuration;
 the fast mode (:mod:`.mode`) also compiles its wrapper top
 (:class:`~.checker.FastTop` around the fabric's text) and, in tests,
 fault-injecting stand-ins of the fabric (:mod:`.faults`). This module
@@ -10,7 +10,7 @@ folders published by rename, the cached Verilator run-time library, cocotb's
 public runner API (:mod:`~pipegossip.sim.tools.simulators`).
 
 The fabric's Verilog is generated once per configuration (:func:`fabric_text`,
-kept on disk by :func:`~pipegossip.sim.fabric.runner.fabric_verilog`): generation is a large part
+kept on disk by :func:`~pipegossip.sim.fsm.runner.fabric_verilog`): generation is a large part
 of a build's wall time (Amaranth's elaboration, mostly, and the Yosys it
 ships), and both modes and every fault of a test use the same text.
 """
@@ -24,13 +24,13 @@ from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
-from ...files import atomic_write
+from ...infra.files import atomic_write
 from ...hw.ports import ports
 from ...model.config import RunConfig
 from ..tools import build_cache
 from ..tools import verilator_runtime
 from ..paths import build_root
-from ..fabric.runner import (TOP, Build, CosimError, Progress, _cached_build, _check_build_options,
+from ..fsm.runner import (TOP, Build, CosimError, Progress, _cached_build, _check_build_options,
                              _tail, _use_verilator, fabric_verilog)
 from ..scratch import scratch, sweep
 from ..tools.simulators import (DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, table_vlt,

@@ -20,9 +20,9 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ...hw.export import plain_internal_names
-from ...hw.fabric import Fabric, fabric_signature
+from ...hw.fsm.fabric import Fabric, fabric_signature
 from ...model.config import RunConfig
-from ..fabric.runner import TOP
+from ..fsm.runner import TOP
 
 __all__ = ["Fault", "FaultyFabric", "FAULT_KINDS", "faulty_verilog"]
 

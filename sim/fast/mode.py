@@ -7,10 +7,10 @@ load, runs :mod:`.testbench` (Python wakes once per run, not per
 cycle, or once per batch of runs the hardware drives itself,
 :mod:`.batch`), turns each run's summary into the one trace record,
 :class:`~.record.HwRun` (empty samples, a ``summary``: :func:`fast_record`),
-and has the one judge (:func:`~pipegossip.sim.judge.fabric.judge`) hold it against the model.
+and has the one judge (:func:`~pipegossip.sim.judge.fsm.judge`) hold it against the model.
 
 On a mismatch the failing run is repeated from the start in the per-cycle
-mode (:mod:`~pipegossip.sim.fabric.testbench`, the fabric's own build), and that record's verdict
+mode (:mod:`~pipegossip.sim.fsm.testbench`, the fabric's own build), and that record's verdict
 replaces the fast one: the report names the cycle, processor, expected and
 got exactly as the per-cycle mode always did. The fast verdict is kept
 (:attr:`FastOutcome.fast_verdicts`) to show that both name the same
@@ -37,11 +37,11 @@ from .build import build_text, fabric_build, fabric_text, simulate_text
 from .checker import (BATCH_PORTS, EXPECT_FILE, FAST_TOP, KIND_BITS, NO_PROC, SUMMARY_PORTS,
                       ExpectLayout, FastTop, rom_verilog)
 from .testbench import FAST_JOB_ENV
-from ..judge.fabric import Verdict, judge, model_result, session_ends
+from ..judge.fsm import Verdict, judge, model_result, session_ends
 from ..record import HwRun, RunSpec
 from ..tools import build_cache
 from ..paths import build_root
-from ..fabric.runner import (GENERATOR, Build, CosimError, Progress, _check_build_options, build,
+from ..fsm.runner import (GENERATOR, Build, CosimError, Progress, _check_build_options, build,
                              default_runs, run_build)
 from ..tools.simulators import CLOCK_PORTS, Recipe, ports_vlt, sized
 
@@ -122,9 +122,9 @@ def _bits(values: np.ndarray, width: int) -> np.ndarray:
 def expected_hex(config: RunConfig, tail: int = TAIL) -> str:
     """The ROM's contents: one hex row per cycle 0 .. L + ``tail`` (layout in :mod:`.checker`).
 
-    Made from the judge's model run (:func:`~pipegossip.sim.judge.fabric.model_result`): the
+    Made from the judge's model run (:func:`~pipegossip.sim.judge.fsm.model_result`): the
     run-table, the deliveries' sessions and the handshake cycles
-    (:func:`~pipegossip.sim.judge.fabric.session_ends`).
+    (:func:`~pipegossip.sim.judge.fsm.session_ends`).
     """
     model = model_result(config)
     lay = ExpectLayout(config.n, config.sessions)
@@ -301,7 +301,7 @@ def fast_cosimulate(config: RunConfig, width: int = 8, word_seeds: Sequence[int]
     against : RunConfig, optional
         Judge (and load the expected trace of) this configuration's model.
     runs : sequence of RunSpec, optional
-        Instead of :func:`~pipegossip.sim.fabric.runner.default_runs` of ``word_seeds``.
+        Instead of :func:`~pipegossip.sim.fsm.runner.default_runs` of ``word_seeds``.
     fabric, name : str, optional
         A stand-in fabric text and its build name (:mod:`.faults`); the
         per-cycle rerun then builds the same text.

@@ -1,7 +1,7 @@
 """The judge of the schedule fabric: a :class:`~.record.ScheduleRun` held against its program.
 
 One function, :func:`judge_schedule`, in the judge family beside
-:func:`pipegossip.sim.judge.fabric.judge`; it fills the one :class:`~.verdict.Verdict`
+:func:`pipegossip.sim.judge.fsm.judge`; it fills the one :class:`~.verdict.Verdict`
 with :class:`~.verdict.Mismatch` es of the existing kinds. The "model" is the
 compiled :class:`~pipegossip.model.schedules.program.Program` (the verdict's
 ``config``; its ``model`` is None). Checks, cycle by cycle where they are

@@ -1,6 +1,6 @@
 """The one verdict type: how a trace record differs from the golden model.
 
-:func:`pipegossip.sim.judge.fabric.judge` fills a :class:`Verdict` with every
+:func:`pipegossip.sim.judge.fsm.judge` fills a :class:`Verdict` with every
 :class:`Mismatch`; the verdict renders the report people read (first
 differing cycle and processor, the model's and the hardware's rows around it
 one above the other) and the JSON the commands write.

@@ -25,7 +25,7 @@ from pathlib import Path
 from ...hw.network.fabric import network_size
 from ...model.schedules.ir import Schedule
 from ...model.schedules.network_program import compile_network
-from ..fabric.runner import CosimError
+from ..fsm.runner import CosimError
 from ..judge.network import judge_network
 from ..schedule.cosim import Progress
 from .cosim import build_network_fabric, run_network_build

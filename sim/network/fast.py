@@ -41,7 +41,7 @@ from ...model.schedules.program import NONE
 from ..fast.network import (CHECKS, FINAL_CYCLE, INPUTS, NET_FAST_TOP, NO_PLACE, ROM_FILES,
                             SUMMARY, FastLayout, NetworkFastTop, rom_module)
 from ..fast.network_testbench import JOB_ENV
-from ..fabric.runner import CosimError
+from ..fsm.runner import CosimError
 from ..judge.network import completion_needs, expected_lanes
 from ..judge.verdict import KINDS, Mismatch, Verdict
 from ..schedule.cosim import TAIL, Progress, ScheduleBuild, build_program_fabric, run_in_build

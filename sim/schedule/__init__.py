@@ -1,7 +1,7 @@
 """The schedule fabric in simulation: Amaranth and Verilator/cocotb runs into a ``ScheduleRun``.
 
-* :mod:`~pipegossip.sim.fabric.cosim`: one build per size, every schedule's runs on it, each judged
+* :mod:`~pipegossip.sim.fsm.cosim`: one build per size, every schedule's runs on it, each judged
   by :mod:`pipegossip.sim.judge.schedule`;
-* :mod:`~pipegossip.sim.fabric.testbench`: the cocotb testbench (runs inside the simulator; it also
+* :mod:`~pipegossip.sim.fsm.testbench`: the cocotb testbench (runs inside the simulator; it also
   drives the network fabric, ``fabric="network"``).
 """

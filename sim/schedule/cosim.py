@@ -4,7 +4,7 @@
   (no Verilog; the unit tests' producer);
 * :func:`build_schedule_fabric` compiles the fabric's Verilog for Verilator into
   the content-addressed build cache (:mod:`~pipegossip.sim.tools.build_cache`, the same cache,
-  locks, scratch folders and run-time library as :mod:`~pipegossip.sim.fabric.runner`), keyed by
+  locks, scratch folders and run-time library as :mod:`~pipegossip.sim.fsm.runner`), keyed by
   the Verilog text, so one size is built once and then reused;
 * :func:`run_schedule_build` runs the cocotb testbench
   (:mod:`.testbench`) on one build with a list of programs, loading
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...files import atomic_write
+from ...infra.files import atomic_write
 from ...hw.ports import SCHEDULE_PORTS, ScheduleSize, schedule_ports
 from ...hw.schedule.fabric import LATENCY, LoadKind, ScheduleFabric
 from ...hw.schedule.load import load_writes, stream_writes
@@ -40,7 +40,7 @@ from ..tools import verilator_runtime
 from ..paths import build_root
 from ..record import (SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, RunSpec, ScheduleRun,
                       schedule_record_field)
-from ..fabric.runner import CosimError
+from ..fsm.runner import CosimError
 from ..scratch import scratch, sweep
 from ..tools.simulators import DEFAULT_RECIPE, Recipe, build_verilator, run_simulator, table_vlt
 from ..tools.toolchain import ToolchainError, use_verilator

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 
-from ...files import atomic_write
+from ...infra.files import atomic_write
 from ..scratch import make_scratch, remove
 
 __all__ = ["RECIPE", "STAMP", "versions", "build_key", "stamp", "is_valid", "entry_lock",

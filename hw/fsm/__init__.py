@@ -1,0 +1,1 @@
+"""The FSM fabric: the crossbar, its arbiter and controllers, the whole fabric."""

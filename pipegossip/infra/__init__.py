@@ -1,0 +1,1 @@
+"""The floor under every package: outputs, size budgets, bounded work."""

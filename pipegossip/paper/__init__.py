@@ -1,0 +1,1 @@
+"""The paper tables and reference reproductions."""

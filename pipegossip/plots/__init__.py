@@ -1,0 +1,1 @@
+"""The pictures (matplotlib, no display needed)."""

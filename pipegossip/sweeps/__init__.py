@@ -1,0 +1,1 @@
+"""The sweep runner, its result store and the sweep jobs."""
