@@ -13,8 +13,7 @@ toolchain from PyPI, then runs
   ``python3 dev.py test --runslow`` for the long sweeps), ending with the
   25 slowest tests (``--durations=25`` unless a ``--durations`` is given);
 * ``mutate MODULE...``: mutation testing of the checking code with
-  cosmic-ray, running only the tests that cover each module (tools/dev_mutate.py
-  beside this file, :func:`dev_mutate.mutate`);
+  cosmic-ray, running only the tests that cover each module (tools/dev_mutate.py, :func:`dev_mutate.mutate`);
 * ``respell [--check] FILE...``: rewrite the ``pipegossip`` command lines of
   Markdown (or any text) files from the old flat spellings to the grouped
   ones (``verilog-schedule`` -> ``hw verilog --fabric schedule``); with
@@ -93,12 +92,12 @@ def _load(name: str, path: Path):
 
 def _spellings():
     """``pipegossip/cli/spellings.py``."""
-    return _load("pipegossip_spellings", ROOT / "pipegossip" / "spellings.py")
+    return _load("pipegossip_spellings", ROOT / "pipegossip" / "cli" / "spellings.py")
 
 
 def _mutation():
     """tools/dev_mutate.py, the mutation harness, loaded only by the commands that use it."""
-    return _load("dev_mutate", ROOT / "tools/dev_mutate.py")
+    return _load("dev_mutate", ROOT / "tools" / "dev_mutate.py")
 
 
 def respell(argv: list[str]) -> int:

@@ -25,7 +25,7 @@ import time
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
 #: The command cosmic-ray runs per mutant is ``python DEV _mutant-tests ...``.
 DEV = ROOT / "dev.py"
 

@@ -1,7 +1,7 @@
 """``verilog --fabric network`` and ``cosim --fabric network --schedule``: the network fabric.
 
 The work is done by :func:`write_network_verilog` and :func:`cosim_network_files`;
-:mod:`.hw_cli` and :mod:`.sim_cli` call them when ``--fabric network`` is given.
+:mod:`pipegossip.cli.hw` and :mod:`pipegossip.cli.sim` call them when ``--fabric network`` is given.
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def plot_target(args: argparse.Namespace) -> str | None:
 
 
 def write_plot(report, path: str) -> None:
-    """Draw the one schedule's run of ``report`` into ``path`` (:mod:`.network_plots`)."""
+    """Draw the one schedule's run of ``report`` into ``path`` (:mod:`pipegossip.plots.network`)."""
     from ..plots.network import plot_network_run
     (r,) = report.results
     line = network_cosim_text(report).splitlines()[0]

@@ -578,7 +578,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     if text:
                         _print_point(points[-1])
         if args.regression:
-            base = Path(__file__).resolve().parent.parent
+            base = Path(__file__).resolve().parents[2]
             for mode in args.modes:
                 say(f"regression in {mode} mode (cold, then warm) ...")
                 regression.append(bench_regression(

@@ -61,7 +61,7 @@ __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "
 MAX_GOSSIP_NODES = 32768
 #: ``network-table`` gossip rows above :data:`MAX_GOSSIP_NODES` run streamed up to this
 #: many nodes (the schedule never held: two n x n bit matrices and one round's int32
-#: ids, :mod:`.network_stream`): Table 5's ccc_12 and butterfly_12, the rows run.
+#: ids, :mod:`pipegossip.sweeps.heuristics_stream`): Table 5's ccc_12 and butterfly_12, the rows run.
 MAX_STREAMED_GOSSIP_NODES = 49152
 
 

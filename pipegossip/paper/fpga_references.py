@@ -44,7 +44,7 @@ __all__ = ["register", "RESULTS", "FMAX_TOLERANCE", "tool_versions", "quote_valu
            "check_quotes", "drift"]
 
 #: Where the result files live.
-RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
 #: Fmax may leave the recorded seeds' [min, max] by this fraction before it is drift.
 FMAX_TOLERANCE = 0.03
 #: The tools whose versions a result records.

@@ -83,7 +83,7 @@ def table_rows(name: str, max_k: int, search: bool = False, min_k: int = 3, trie
     """Rows of ``network-table NAME`` (a generator: each row as soon as it is measured).
 
     With ``budget``, table1/3/4/5 rows are the portfolio's, run as sweep jobs
-    with the :class:`~.sweep.SweepOptions` ``sweep`` (:mod:`.network_sweep`).
+    with the :class:`~.sweep.SweepOptions` ``sweep`` (:mod:`pipegossip.sweeps.heuristics`).
     ``families``: only these topology names (None: every row)."""
     from ..model.algorithms.coloring import color_schedule, search_colors
     from ..model.schedules.topologies import _size, topology

@@ -133,7 +133,7 @@ def _not_run(spec: dict, primitive: str) -> str | None:
 
     Past the topology builder's node limit (:func:`node_limit`), and gossip past its
     own: a unit-cost gossip schedule holds ``n(n-1)`` item ids (ccc_12: 49,152
-    nodes, 19 GB as int64), unless the row runs streamed (:mod:`.network_stream`)."""
+    nodes, 19 GB as int64), unless the row runs streamed (:mod:`.heuristics_stream`)."""
     from ..model.schedules.topologies import _size
     n, limit = _size(spec["name"], spec), node_limit(primitive)
     if n > limit:

@@ -18,7 +18,7 @@ from pipegossip.cli import spellings
 from pipegossip.cli.schedule import ALGORITHM_OPTIONS, ALGORITHMS
 from pipegossip.cli.spellings import COMMANDS, GROUPS, new_spelling, respell, respell_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
 OLD = [old for old, (new, _) in COMMANDS.items() if new != old]
 
@@ -345,7 +345,7 @@ def test_cosim_schedule_options_are_refused_elsewhere(capsys, tmp_path, monkeypa
 # ------------------------------------------------ every documented command
 def _documented_commands():
     import shlex
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "project"))
     from test_docs_commands import BLOCKS
     out = []
     for block in BLOCKS:

@@ -11,7 +11,7 @@ from pipegossip.cli import main
 from pipegossip.model.errors import ConfigError
 from pipegossip.cli.options import add_config_arguments, config_from_args, missing_config
 
-ORDERS5 = str(Path(__file__).resolve().parents[1] / "examples" / "orders-n5.json")
+ORDERS5 = str(Path(__file__).resolve().parents[2] / "examples" / "orders-n5.json")
 
 
 def _run(capsys, *argv):

@@ -24,7 +24,7 @@ from pipegossip.model.schedules.program import compile_schedule
 
 from test_fpga_board_top import decode_uart
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gossip-n4.json"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gossip-n4.json"
 
 
 def _simulate(dut, bench) -> None:

@@ -64,7 +64,7 @@ def test_never_worse_than_before():
     import pathlib
 
     from pipegossip.model.algorithms import short_messages_found as found
-    path = pathlib.Path(__file__).parent / "fixtures" / "short_messages_calls_9761a77.json"
+    path = pathlib.Path(__file__).parent.parent / "fixtures" / "short_messages_calls_9761a77.json"
     before = json.loads(path.read_text())
     assert len(before) == sum(n - 1 for n in range(2, 17))
     better = []

@@ -33,7 +33,7 @@ import pytest
 
 from pipegossip.model import RunConfig, fastpath, simulate
 
-FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "engine_oracle.json"
+FIXTURE = pathlib.Path(__file__).parent.parent / "fixtures" / "engine_oracle.json"
 
 ORDERS = [("identity", None), ("pipelined", None)] + [("random", s) for s in range(5)]
 RECEIVE = ("ordered", "any")

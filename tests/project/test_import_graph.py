@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: Import name -> folder, as pyproject.toml's ``package-dir`` maps them.
 PACKAGES = {"pipegossip": ROOT / "pipegossip", "pipegossip.model": ROOT / "model",
             "pipegossip.hw": ROOT / "hw", "pipegossip.sim": ROOT / "sim",

@@ -1,6 +1,6 @@
 """dev.py mutate ends a mutant's tests whole: the test command and what it started.
 
-The harness is tools/dev_mutate.py (beside dev.py); the wrapper runs as cosmic-ray
+The harness is tools/dev_mutate.py (run by dev.py); the wrapper runs as cosmic-ray
 runs it, ``python3 dev.py _mutant-tests ...``.
 
 An endless mutant's tests that spawn a sleeping grandchild are stopped at the
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: A command whose child sleeps in the background, each pid written to PIDS first.
 SPAWNER = ("import subprocess, sys, time\n"
@@ -30,7 +30,7 @@ SPAWNER = ("import subprocess, sys, time\n"
 
 
 def _harness():
-    spec = importlib.util.spec_from_file_location("dev_mutate_under_test", ROOT / "tools/dev_mutate.py")
+    spec = importlib.util.spec_from_file_location("dev_mutate_under_test", ROOT / "tools" / "dev_mutate.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
