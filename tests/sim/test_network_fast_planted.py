@@ -22,7 +22,7 @@ from amaranth.lib import wiring
 from pipegossip.hw.network.fabric import LATENCY, NetworkFabric, network_size
 from pipegossip.hw.network.load import item_words
 from pipegossip.model.algorithms.path_cycle import cycle_gossip
-from pipegossip.model.algorithms.reduce import allreduce_schedule
+from pipegossip.model.algorithms.reduce import allreduce_schedule, reduce_schedule
 from pipegossip.model.schedules.network_program import ACC, compile_network
 from pipegossip.model.schedules.program import NONE
 from pipegossip.model.schedules.topologies import topology
@@ -45,7 +45,9 @@ class Planted(wiring.Component):
     signature flattens it) is XORed with ``mask`` in clock cycle ``where``
     of the run (0: the start cycle), or, for ``where = (node, slot)``, while
     the read-back address (registered, as the fabric's read latency 1) is
-    that node and slot (slot None: any of the node's). None: a clean run.
+    that node and slot (slot None: any of the node's). A list of plants
+    applies them all in that run (a wrong word on both ends of a link).
+    None: a clean run.
     """
 
     def __init__(self, fabric: NetworkFabric, plants: list):
@@ -70,7 +72,8 @@ class Planted(wiring.Component):
                 m.d.comb += inner.eq(value)
                 continue
             flip = 0
-            for i, plant in enumerate(self.plants):
+            for i, plant in ((i, x) for i, ps in enumerate(self.plants)
+                             for x in (ps if isinstance(ps, list) else [ps])):
                 if plant is None or plant[0] != path:
                     continue
                 _, where, mask = plant
@@ -83,9 +86,9 @@ class Planted(wiring.Component):
         return m
 
 
-def _plants(p, g) -> dict:
+def _plants(p, g, r) -> dict:
     """name -> (program, plant, the check it must show as: PASS none, ANY any but none)."""
-    lanes = {q: expected_lanes(q, item_words(q, SEED), span_of(q), LATENCY) for q in (p, g)}
+    lanes = {q: expected_lanes(q, item_words(q, SEED), span_of(q), LATENCY) for q in (p, g, r)}
     L = p.cycles
     out = {}
 
@@ -118,6 +121,16 @@ def _plants(p, g) -> dict:
     k, x = first(p, lambda w, k, x: bool(w["comb"][k, x]))
     out["comb-off"] = (p, (("rx", x, "comb"), k, 1), "trace")
     out["comb-word"] = (p, (("rx", x, "word"), k, 0x2), "rx_word")
+    # a receive that combines and does not store (the reduce's): its word is compared in its
+    # own cycle, not first by the accumulator it goes into one cycle later
+    k, x = first(r, lambda w, k, x: bool(w["comb"][k, x]) and w["rx"][k, x] == NONE)
+    out["comb-only-word"] = (r, (("rx", x, "word"), k, 0x2), "rx_word")
+    # the same wrong word on both ends of the link, the sender a higher node: no link
+    # mismatch, and the receiver's word comes before the sender's (the judge's node order)
+    q = r.peer(x)
+    assert r.node_of(q) > r.node_of(x)
+    out["comb-only-wire"] = (r, [(("tx", q, "word"), k, 0x2), (("rx", x, "word"), k, 0x2)],
+                             "rx_word")
     # the highest port first sending: a lower node's check may come first, as the judge orders
     k, x = max(((k, x) for k in range(span_of(g)) for x in range(g.ports)
                 if lanes[g]["tx"][k, x] >= 0), key=lambda kx: (kx[1], -kx[0]))
@@ -153,7 +166,9 @@ def _plants(p, g) -> dict:
 #: 6 slots, so every node has empty ones
 ALLREDUCE = compile_network(allreduce_schedule(CYCLE4), depth=8, slots=6)
 GOSSIP = compile_network(cycle_gossip(4, 1), depth=8, slots=6)
-TABLE = _plants(ALLREDUCE, GOSSIP)
+#: the reduce to node 0: its receives combine the accumulator sent and store nothing
+REDUCE = compile_network(reduce_schedule(CYCLE4, 0), depth=8, slots=6)
+TABLE = _plants(ALLREDUCE, GOSSIP, REDUCE)
 
 
 @pytest.fixture(scope="module")
