@@ -162,8 +162,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="fast mode: exactly R back-to-back runs instead of --fast-cycles")
     b.add_argument("--no-batch", action="store_true",
                    help="fast mode: Python starts every run (no hardware batches)")
-    b.add_argument("--modes", nargs="+", choices=("trace", "fast"), default=["trace", "fast"],
-                   help="modes to time side by side; default both")
+    b.add_argument("--modes", nargs="+", choices=("trace", "fast", "fast-cocotb"),
+                   default=["trace", "fast"],
+                   help="modes to time side by side; default both (--fabric network: fast "
+                   "brings the bare Verilator loop of the same fabric with it; fast-cocotb "
+                   "also times the fast top driven through cocotb)")
     b.add_argument("--recipes", choices=("default", "compare"), default="default",
                    help="'compare' also times cocotb's stock options and the alternatives")
     b.add_argument("--workloads", nargs="*", choices=("identity", "stream"), default=[],
@@ -483,7 +486,7 @@ def _bench_network(args: argparse.Namespace) -> int:
     from . import UsageError
     from ..model.schedules.ir import load
     from ..model.schedules.validate import check
-    from ..sim.network.bench import bench_network
+    from ..sim.network.bench import bench_network, load_average
 
     refuse_given(args, (("--n", "n", [8, 16, 32, 64]), ("--fast-cycles", "fast_cycles", 3_000_000),
                         ("--no-batch", "no_batch", False), ("--recipes", "recipes", "default"),
@@ -499,18 +502,20 @@ def _bench_network(args: argparse.Namespace) -> int:
         check(s)
         schedules.append((str(f), s))
     fast_runs = args.fast_runs or 1000
+    before = load_average()
     try:
         rows = bench_network(schedules, runs=args.runs, fast_runs=fast_runs, width=args.width,
                              modes=args.modes, progress=progress_printer("cosim", args.quiet))
     except (CosimError, ToolchainError) as e:
         return _fail("sim bench", e)
+    after = load_average()
     if args.format == "json":
-        sys.stdout.write(json.dumps(dict(fabric="network", rows=[r.to_json() for r in rows]))
-                         + "\n")
+        sys.stdout.write(json.dumps(dict(fabric="network", rows=[r.to_json() for r in rows],
+                                         load_average=dict(start=before, end=after))) + "\n")
         return 0
     for r in rows:
         where = "reused" if r.build_reused else f"built in {r.build_seconds:.1f}s"
-        print(f"{r.schedule} {r.topology} N={r.n} ports={r.ports} {r.mode:5s}: {r.runs} runs "
+        print(f"{r.schedule} {r.topology} N={r.n} ports={r.ports} {r.mode:11s}: {r.runs} runs "
               f"x {r.cycles_per_run} cycles: {r.cycles_per_second:,.0f} cycles/s in the "
               f"testbench ({r.testbench_seconds:.2f}s), {r.end_to_end:,.0f} end to end "
               f"({r.sim_seconds:.2f}s; build {where})")
@@ -518,10 +523,20 @@ def _bench_network(args: argparse.Namespace) -> int:
     for r in rows:
         by.setdefault(r.schedule, {})[r.mode] = r
     for name, m in by.items():
-        if len(m) == 2:
+        if "trace" in m and "fast" in m:
             t, f = m["trace"].cycles_per_second, m["fast"].cycles_per_second
             print(f"{name}: trace {t:,.0f} cycles/s, fast {f:,.0f} cycles/s, "
                   f"fast/trace {f / t:,.1f}x")
+        if "bare" in m:
+            bare = m["bare"].cycles_per_second
+            for mode in ("fast", "fast-cocotb"):
+                if mode in m:
+                    x = m[mode]
+                    print(f"{name}: {mode} {x.end_to_end:,.0f} cycles/s end to end "
+                          f"({x.cycles_per_second:,.0f} in the testbench), bare loop "
+                          f"{bare:,.0f}: {x.end_to_end / bare:.1%} of the bare loop end to end "
+                          f"({x.cycles_per_second / bare:.1%} in the testbench)")
+    print(f"load average {before} at the start, {after} at the end")
     return 0
 
 
@@ -533,6 +548,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.fabric == "network":
         return _bench_network(args)
     refuse_given(args, (("--schedule", "schedule", None),), "only to --fabric network")
+    if "fast-cocotb" in args.modes:
+        raise ConfigError("--modes fast-cocotb belongs only to --fabric network (the FSM "
+                          "fabric's fast mode is driven through cocotb already)")
 
     if not args.n and not args.regression:
         raise ConfigError("--n without sizes times nothing: give sizes, or add --regression")

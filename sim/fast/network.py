@@ -34,6 +34,7 @@ Row layouts (least significant bit first) are :class:`FastLayout`'s.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from amaranth.hdl import (ClockDomain, ClockSignal, Const, DomainRenamer, Instance, Module, Mux,
                           ResetSignal, Signal)
@@ -80,19 +81,24 @@ class FastLayout:
 
     size: NetworkSize
 
-    def _w(self, name: str) -> int:
-        return next(p.width for p in network_ports(self.size) if p.name == name)
+    @cached_property
+    def _widths(self) -> dict[str, int]:
+        # the port table is walked once per layout, not once per packed row
+        return {p.name: p.width for p in network_ports(self.size)}
 
-    @property
+    def _w(self, name: str) -> int:
+        return self._widths[name]
+
+    @cached_property
     def load_fields(self) -> tuple[tuple[str, int], ...]:
         return tuple((f, self._w(f"load__{f}")) for f in ("kind", "node", "addr", "data"))
 
-    @property
+    @cached_property
     def port_fields(self) -> tuple[tuple[str, int], ...]:
         sw, w = self.size.slot_bits, self.size.width
         return (("tv", 1), ("ta", 1), ("ts", sw), ("rv", 1), ("rs", sw), ("cb", 1), ("w", w))
 
-    @property
+    @cached_property
     def final_fields(self) -> tuple[tuple[str, int], ...]:
         w = self.size.width
         return (("held", 1), ("word", w), ("need", 1), ("acc", w), ("want", w), ("accneed", 1))

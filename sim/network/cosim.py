@@ -22,8 +22,8 @@ from ...hw.ports import NetworkSize, network_ports
 from ...model.schedules.ir import Schedule
 from ...model.schedules.network_program import NetworkProgram, compile_network
 from ..judge.network import judge_network
-from .fast import (build_network_fast, fast_record, judge_fast, rom_depths, rom_rows,
-                   run_fast_amaranth, run_fast_build)
+from .fast import (build_network_native, fast_record, judge_fast, rom_depths, rom_rows,
+                   run_fast_amaranth, run_fast_native)
 from .run import NetworkRun, check_fits, faulty_writes, network_job, run_network_amaranth
 from ..schedule.cosim import (CosimReport, Progress, ScheduleBuild, ScheduleResult,
                               build_program_fabric, run_build_jobs)
@@ -152,10 +152,10 @@ def _fast_group(programs, jobs, size: NetworkSize, simulator: str, root, progres
         origin = "fast checker on Amaranth's simulator"
     else:
         roms, _ = rom_rows(programs, jobs, size)
-        b = build_network_fast(programs[0], size, rom_depths(roms), root=root,
-                               progress=progress)
+        b = build_network_native(programs[0], size, rom_depths(roms), root=root,
+                                 progress=progress)
         report.builds.append(b)
-        summaries = run_fast_build(b, programs, jobs)
+        summaries = run_fast_native(b, programs, jobs)
         origin = "fast checker on verilator"
     records = [fast_record(j, p, s, origin) for j, p, s in zip(jobs, programs, summaries)]
     verdicts = [judge_fast(p, r) for p, r in zip(programs, records)]

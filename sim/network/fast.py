@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from amaranth.back import verilog as amaranth_verilog
 from amaranth.lib import wiring
 
 from ...hw.export import plain_internal_names
-from ...hw.network.export import size_verilog_text
+from ...hw.network.export import TOP as TOP_FABRIC, size_verilog_text
 from ...hw.network.fabric import LATENCY
 from ...hw.network.load import item_words
 from ...hw.ports import NetworkSize, Port
@@ -46,11 +46,12 @@ from ..judge.network import completion_needs, expected_lanes
 from ..judge.verdict import KINDS, Mismatch, Verdict
 from ..schedule.cosim import TAIL, Progress, ScheduleBuild, build_program_fabric, run_in_build
 from ..tools.simulators import Recipe
+from .native import NativeBuild, bare_cpp, build_native, driver_cpp, run_driver
 from .run import NetworkRun, network_job
 
 __all__ = ["span_of", "rom_rows", "run_fast_amaranth", "build_network_fast", "run_fast_build",
            "NetworkFastRun", "fast_record", "judge_fast", "fast_place", "FAST_RECIPE",
-           "rom_depths"]
+           "rom_depths", "build_network_native", "run_fast_native", "build_bare"]
 
 #: The fast top's build recipe: C++ -O1 (its runs are long, one build serves many).
 FAST_RECIPE = Recipe(opt_fast="-O1")
@@ -105,9 +106,13 @@ def rom_rows(programs: Sequence[NetworkProgram], jobs: Sequence[dict], size: Net
     lay = FastLayout(size)
     roms: dict[str, list[int]] = {"load": [], "expect": [], "final": []}
     seen: dict[tuple, dict] = {}
+    texts: dict[int, str] = {}  # a job list repeating one job serialises its writes once
     params = []
     for program, job in zip(programs, jobs):
-        key = (id(program), job["word_seed"], json.dumps(job["writes"]))
+        writes = job["writes"]
+        if id(writes) not in texts:
+            texts[id(writes)] = json.dumps(writes)
+        key = (id(program), job["word_seed"], texts[id(writes)])
         if key not in seen:
             seed = job["word_seed"] or 0
             run = dict(load_base=len(roms["load"]), load_count=len(job["writes"]),
@@ -180,17 +185,74 @@ def build_network_fast(program: NetworkProgram, size: NetworkSize, depths: dict[
     CosimError
         The toolchain failed.
     """
+    text, top = _fast_text(program, size, depths)
+    return build_program_fabric(size, text, _top_ports(top), _slug("netfast", program, size),
+                                "network-fast", NET_FAST_TOP, root=root, progress=progress,
+                                recipe=FAST_RECIPE)
+
+
+def _slug(kind: str, program: NetworkProgram, size: NetworkSize) -> str:
+    params = "-".join(str(v) for k, v in program.topology.params.items() if k != "edges")
+    return (f"{kind}-{program.topology.name}{params}-{program.op}-w{size.width}"
+            f"-d{size.depth}-s{size.slots}-b{size.bank_depth or size.slots}")
+
+
+def _fast_text(program: NetworkProgram, size: NetworkSize, depths: dict[str, int]
+               ) -> tuple[str, NetworkFastTop]:
+    """The fast top's Verilog (the fabric's text, the ROMs, the top) and the top."""
     fabric = size_verilog_text(program.topology, size, program.op)
     top = NetworkFastTop(size, program.topology, program.op, depths)
     lay = top.layout
     text = (fabric + "\n" + "".join(rom_module(r, lay.width(r), depths[r]) for r in ROM_FILES)
             + plain_internal_names(amaranth_verilog.convert(top, name=NET_FAST_TOP,
                                                             emit_src=False)))
-    params = "-".join(str(v) for k, v in program.topology.params.items() if k != "edges")
-    slug = (f"netfast-{program.topology.name}{params}-{program.op}-w{size.width}"
-            f"-d{size.depth}-s{size.slots}-b{size.bank_depth or size.slots}")
-    return build_program_fabric(size, text, _top_ports(top), slug, "network-fast",
-                                NET_FAST_TOP, root=root, progress=progress, recipe=FAST_RECIPE)
+    return text, top
+
+
+def build_network_native(program: NetworkProgram, size: NetworkSize, depths: dict[str, int], *,
+                         root: Path | None = None, progress: Progress | None = None
+                         ) -> NativeBuild:
+    """Build (or reuse) the fast top with the C++ driver (:mod:`.native`), no cocotb.
+
+    The same fast top as :func:`build_network_fast` (the trace mode's fabric text
+    byte for byte inside); the driver comes from :data:`INPUTS` and :data:`SUMMARY`.
+
+    Raises
+    ------
+    CosimError
+        The toolchain failed.
+    """
+    text, _ = _fast_text(program, size, depths)
+    b = build_native(text, NET_FAST_TOP, driver_cpp(NET_FAST_TOP, INPUTS, SUMMARY),
+                     _slug("netnative", program, size), root=root, progress=progress)
+    return replace(b, size=size)
+
+
+def run_fast_native(b: NativeBuild, programs: Sequence[NetworkProgram], jobs: Sequence[dict]
+                    ) -> list[dict]:
+    """Run ``jobs`` on native fast build ``b`` in one process; one summary dict each.
+
+    The summaries are the cocotb driver's (:func:`run_fast_build`), field for field.
+
+    Raises
+    ------
+    CosimError
+        The executable failed or reported fewer runs.
+    """
+    roms, params = rom_rows(programs, jobs, b.size)
+    lay = FastLayout(b.size)
+    rows = [[run[k] for k in INPUTS] + [run["cycles"]] for run in params]
+    out, _, _ = run_driver(b, rows, SUMMARY, {fname: _hex(roms[rom], lay.width(rom))
+                                              for rom, fname in ROM_FILES.items()})
+    return out
+
+
+def build_bare(program: NetworkProgram, size: NetworkSize, *, root: Path | None = None,
+               progress: Progress | None = None) -> NativeBuild:
+    """Build (or reuse) the bare loop (:mod:`.native`) of the fabric ``program`` runs on."""
+    return build_native(size_verilog_text(program.topology, size, program.op), TOP_FABRIC,
+                        bare_cpp(TOP_FABRIC), _slug("netbare", program, size), root=root,
+                        progress=progress)
 
 
 def _hex(rows: list[int], width: int) -> str:

@@ -1,7 +1,9 @@
 """The network fabric's fast mode on Verilator: the same first mismatch as the trace mode.
 
-path(4) polling with every fault kind, one fast simulation and one trace
-simulation (one build each, cached), plus the command line's fast default.
+path(4) polling with every fault kind, one fast simulation per driver (the
+C++ loop the fast mode uses, and cocotb: the same summaries, field for
+field) and one trace simulation (one build each, cached), plus the command
+line's fast default.
 """
 
 import json
@@ -16,8 +18,8 @@ from pipegossip.model.schedules import save
 from pipegossip.model.schedules.network_program import compile_network
 from pipegossip.sim.judge.network import judge_network, mismatch_place
 from pipegossip.sim.network.cosim import build_network_fabric, run_network_build
-from pipegossip.sim.network.fast import (build_network_fast, fast_place, rom_depths, rom_rows,
-                                         run_fast_build)
+from pipegossip.sim.network.fast import (build_network_fast, build_network_native, fast_place,
+                                         rom_depths, rom_rows, run_fast_build, run_fast_native)
 from pipegossip.sim.network.run import FAULTS, faulty_writes, network_job
 from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
 
@@ -43,8 +45,12 @@ def test_every_fault_has_the_same_first_mismatch_in_both_modes_on_verilator():
     programs = [p] * len(jobs)
     size = network_size(p.topology, p.width, p.depth, p.slots)
     roms, _ = rom_rows(programs, jobs, size)
-    fast = run_fast_build(build_network_fast(p, size, rom_depths(roms)), programs, jobs)
+    fast = run_fast_native(build_network_native(p, size, rom_depths(roms)), programs, jobs)
+    by_cocotb = run_fast_build(build_network_fast(p, size, rom_depths(roms)), programs, jobs)
     trace = run_network_build(build_network_fabric(p, size), programs, seed=SEED, jobs=jobs)
+    for a, b in zip(fast, by_cocotb):
+        assert {k: a[k] for k in b if k != "wall_seconds"} == \
+            {k: b[k] for k in b if k != "wall_seconds"}
     assert fast[0]["finished"] and fast_place(fast[0]) is None
     assert judge_network(p, trace[0]).match
     assert fast[0]["busy_cycles"] == trace[0].busy_cycles
@@ -79,8 +85,8 @@ def test_the_bench_times_both_modes_on_the_same_runs():
     _verilator()
     from pipegossip.sim.network.bench import bench_network
     rows = bench_network([("poll", polling_path4())], runs=2, fast_runs=5)
-    assert [(r.mode, r.runs) for r in rows] == [("trace", 2), ("fast", 5)]
-    assert rows[0].cycles_per_run == rows[1].cycles_per_run > 0
+    assert [(r.mode, r.runs) for r in rows] == [("trace", 2), ("fast", 5), ("bare", 5)]
+    assert rows[0].cycles_per_run == rows[1].cycles_per_run == rows[2].cycles_per_run > 0
     for r in rows:
         assert 0 < r.testbench_seconds <= r.sim_seconds
         assert r.cycles_per_second >= r.end_to_end > 0
