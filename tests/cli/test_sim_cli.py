@@ -32,6 +32,8 @@ BAD = [
     (["cosim", "--n", "4", "--order", "identity", "--sessions", "0"], "sessions"),
     (["throughput", "--n", "5", "--sessions", "1"], "sessions"),
     (["cosim-bench", "--n", "1"], "N"),
+    # the cocotb-driven fast mode is a network fabric's alternative only
+    (["cosim-bench", "--n", "8", "--modes", "fast-cocotb"], "fast-cocotb"),
 ]
 
 
