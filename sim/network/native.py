@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...files import atomic_write
+from ...infra.files import atomic_write
 from ..fsm.runner import CosimError
 from ..paths import build_root
 from ..scratch import scratch, sweep
