@@ -32,7 +32,8 @@ import numpy as np
 from .errors import FormatError
 
 __all__ = ["MAX_INPUT_BYTES", "MAX_JSON_DEPTH", "STDIN", "check_input_file", "read_input_bytes",
-           "read_input_text", "read_input_json", "decompress_input"]
+           "read_input_text", "read_input_json", "decompress_input", "inputs_read",
+           "forget_inputs", "strict_json"]
 
 #: Largest text input read whole (orders, run-tables, schedules): 256 MiB. The
 #: same bound holds for standard input and for what a gzip file decompresses
@@ -43,6 +44,28 @@ STDIN = "-"
 _CHUNK = 1 << 20
 #: Deepest JSON nesting accepted; no pipegossip format nests beyond 4.
 MAX_JSON_DEPTH = 64
+
+#: ``(st_dev, st_ino) -> name`` of every file read through this module since
+#: :func:`forget_inputs`: the command layer's output writer
+#: (``pipegossip.files``) refuses to write over any of them, so that no
+#: command's output replaces one of its inputs (``-o`` naming the input, a
+#: symbolic or hard link to it, or standard input redirected from it).
+_READ: dict[tuple[int, int], str] = {}
+
+
+def _note_input(st: os.stat_result, name: str) -> None:
+    if stat.S_ISREG(st.st_mode):
+        _READ.setdefault((st.st_dev, st.st_ino), name)
+
+
+def inputs_read() -> dict[tuple[int, int], str]:
+    """The files read as inputs since :func:`forget_inputs`: ``{(device, inode): name}``."""
+    return dict(_READ)
+
+
+def forget_inputs() -> None:
+    """Start a new command: no file has been read yet."""
+    _READ.clear()
 
 
 def check_input_file(path: str | os.PathLike, what: str,
@@ -78,6 +101,7 @@ def check_input_file(path: str | os.PathLike, what: str,
                           f"{max_bytes:,}")
     if not os.access(name, os.R_OK):
         raise FormatError(f"cannot read {what} {name!r}: permission denied")
+    _note_input(st, name)
     return Path(name)
 
 
@@ -164,6 +188,13 @@ def read_input_bytes(path: str | os.PathLike, what: str,
                      max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of a checked input file (see :func:`check_input_file`), or of stdin for ``-``."""
     if os.fspath(path) == STDIN:
+        if sys.stdin is None or sys.stdin.closed:  # started with `<&-`
+            raise FormatError(f"cannot read {what} from standard input: it is closed")
+        try:
+            _note_input(os.fstat(sys.stdin.fileno()), "standard input")  # `< file`
+        except (OSError, ValueError):
+            # A closed descriptor 0 under an open sys.stdin: the read below says so.
+            pass
         try:
             return _read_stream(sys.stdin.buffer, path, what, max_bytes)
         except OSError as e:
@@ -196,6 +227,76 @@ def read_input_text(path: str | os.PathLike, what: str,
                           f"(byte {data[e.start]:#04x})") from None
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list) -> dict:
+    """``object_pairs_hook``: an object that names a key twice is refused.
+
+    ``json`` keeps the last value of a repeated key; in a hand-edited input
+    that silently drops the first one, which was meant as much as the last.
+    """
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return obj
+
+
+#: A ``\uD800``-``\uDFFF`` escape: JSON may spell half a UTF-16 pair alone, which
+#: is no character and cannot be written back as UTF-8.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lone_surrogate(value, where: str = "") -> str | None:
+    """Where in a parsed JSON value a string holds a lone surrogate, or None."""
+    stack = [(value, where)]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return at or "a string"
+        elif isinstance(v, dict):
+            stack.extend((k, f"{at}.{k}" if at else str(k)) for k in v)  # keys too
+            stack.extend((x, f"{at}.{k}" if at else str(k)) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((x, f"{at}[{i}]") for i, x in enumerate(v))
+    return None
+
+
+def strict_json(text: str):
+    """``json.loads`` for inputs: a key twice in one object, or a string holding a
+    lone surrogate (``"\\ud800"``), is refused.
+
+    Raises
+    ------
+    json.JSONDecodeError, RecursionError, ValueError
+        As ``json.loads``.
+    FormatError
+        A repeated key (named), or a lone surrogate (where it is), which no
+        output could hold: everything accepted can be written back as UTF-8.
+    """
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as e:
+        raise FormatError(f"key {json.dumps(e.key, ensure_ascii=True)} appears twice in one "
+                          "object (JSON would keep only the last value)") from None
+    if _SURROGATE_ESCAPE.search(text):
+        at = _lone_surrogate(value)
+        if at is not None:
+            raise FormatError(f"{at} holds a lone surrogate (a \\uD800-\\uDFFF escape that "
+                              "is not half of a pair): not Unicode text")
+    return value
+
+
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
@@ -224,9 +325,11 @@ def read_input_json(path: str | os.PathLike, what: str, max_bytes: int = MAX_INP
     if text.count("[") + text.count("{") > max_depth and _depth(text) > max_depth:
         raise FormatError(f"{what} {name!r} nests deeper than {max_depth} levels")
     try:
-        return json.loads(text)
+        return strict_json(text)
     except json.JSONDecodeError as e:
         raise FormatError(f"{name}:{e.lineno}: {what} is not valid JSON: {e.msg} "
                           f"(column {e.colno})") from None
+    except FormatError as e:  # a key twice, a lone surrogate
+        raise FormatError(f"{what} {name!r}: {e}") from None
     except RecursionError:
         raise FormatError(f"{what} {name!r} nests too deeply") from None

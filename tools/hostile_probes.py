@@ -648,6 +648,7 @@ def catalogue() -> list[Probe]:
     probes += _issue25_data_and_bounds()
     probes += _rellimits_probes()
     probes += _old_spelling_probes()
+    probes += _rela_probes()  # rel-a, issue 39
     _mark_quick(probes)
     _check_unique(probes)
     return probes
@@ -727,11 +728,12 @@ def _special() -> list[Probe]:
     p("fpga/clock-huge", ["fpga", *CFG, "-o", "f", "--clock", "1e9"], "refused")
     p("fpga/current-folder-foreign", ["fpga", *CFG, "-o", "."], "refused")
     p("cosim/schedule-and-order", ["cosim", *CFG, "--schedule", "sched.json"], "refused")
-    p("cosim/schedule-verdict-file", ["cosim", "--schedule", "bad-rule.json"], "refused")
+    # An invalid schedule is the validator's verdict from every command (issue 39 item 21).
+    p("cosim/schedule-verdict-file", ["cosim", "--schedule", "bad-rule.json"], "verdict")
     # Refused when Icarus is missing (CI installs it: then the run succeeds).
     p("cosim/icarus-waves", ["cosim", *CFG, "--simulator", "icarus", "--waves", "fst"],
       "refused" if shutil.which("iverilog") is None else "success")
-    p("cosim-schedule/rule-broken", ["cosim-schedule", "bad-rule.json", "-q"], "refused")
+    p("cosim-schedule/rule-broken", ["cosim-schedule", "bad-rule.json", "-q"], "verdict")
     p("cosim-schedule/one-good-one-missing", ["cosim-schedule", "sched.json", "missing.json",
                                               "-q"], "refused")
     p("cosim-schedule/depth-too-small", ["cosim-schedule", "sched.json", "--depth", "1", "-q"],
@@ -1095,6 +1097,140 @@ def _rellimits_probes() -> list[Probe]:
     return probes
 
 
+# --------------------------------------------------------------------------
+# rel-a (issue 39 items 1, 2, 4-7, 14-18, 20, 21): an input is never an output,
+# and inputs that used to be accepted silently. Kept in one block (rel-b adds
+# other classes of issue 39 beside it).
+# --------------------------------------------------------------------------
+
+#: Every command that reads an input file and writes a file, as it succeeds
+#: (the catalogue's old spellings); OUT is the output. The probes replace OUT
+#: by the input itself, a symbolic link to it and a hard link of it.
+_RELA_INPUT_OUTPUT = {
+    "run": (["run", "--order", "orders5.json", "-o", "OUT"], "orders5.json"),
+    "verilog": (["verilog", "--order", "orders5.json", "-o", "OUT"], "orders5.json"),
+    "schedule-run": (["schedule", "run", "--order", "orders5.json", "-o", "OUT"],
+                     "orders5.json"),
+    "waves": (["waves", "dump.vcd", "-o", "OUT"], "dump.vcd"),
+    "waves-json": (["waves", "dump.vcd", "--format", "json", "-o", "OUT"], "dump.vcd"),
+    "program": (["program", "sched.json", "-o", "OUT"], "sched.json"),
+    "program-hex": (["program", "sched.json", "--format", "hex", "-o", "OUT"], "sched.json"),
+    "program-network": (["program", "sched.json", "--fabric", "network", "-o", "OUT"],
+                        "sched.json"),
+}
+
+
+def _rela_links(folder: Path, base: Path):
+    """A symbolic link to and a hard link of every input, and a dangling link."""
+    for name in ("orders5.json", "dump.vcd", "sched.json"):
+        os.symlink(name, folder / f"link-{name}")
+        os.link(folder / name, folder / f"hard-{name}")
+    os.symlink("new-output.txt", folder / "link-new.txt")
+
+
+def _rela_stdin_sched(folder: Path, base: Path):
+    return folder / "sched.json"  # the child's stdin is the file itself (`< sched.json`)
+
+
+def _rela_user_gtkw(folder: Path, base: Path):
+    (folder / "dump.gtkw").write_text("[*] the user's own save file\n")
+
+
+def _rela_schedule(change) -> bytes:
+    s = json.loads((EXAMPLES / "one-factor-n8.json").read_text())
+    change(s)
+    return json.dumps(s).encode()
+
+
+def _rela_surrogate(folder: Path, base: Path):
+    (folder / "surrogate.json").write_bytes(
+        _rela_schedule(lambda s: s["origin"].update(source="\ud800")))
+
+
+def _rela_poll3(folder: Path, base: Path):
+    _run_setup(folder, base, "schedule", "polling-hypercube", "--k", "3", "-o", "poll3.json")
+
+
+_EXTRA_SETUP.update({"rela-links": _rela_links, "rela-stdin-sched": _rela_stdin_sched,
+                     "rela-user-gtkw": _rela_user_gtkw, "rela-surrogate": _rela_surrogate,
+                     "rela-poll3": _rela_poll3})
+
+
+def _rela_probes() -> list[Probe]:
+    P = []
+    for name, (argv, given) in _RELA_INPUT_OUTPUT.items():
+        for how, out in (("same-name", given), ("symlink", f"link-{given}"),
+                         ("hard-link", f"hard-{given}")):
+            P.append(Probe(id=f"rela/{name}/input-is-output-{how}", command=argv[0],
+                           argv=[out if a == "OUT" else a for a in argv], expect="refused",
+                           setup="rela-links", timeout=60))
+        # Through a link to another file: written on purpose (docs/reference.md).
+        P.append(Probe(id=f"rela/{name}/through-link-to-another-file", command=argv[0],
+                       argv=["link-new.txt" if a == "OUT" else a for a in argv],
+                       expect="success", setup="rela-links", creates=("new-output.txt",),
+                       writes=("new-output.txt",), timeout=120))
+    P.append(Probe(id="rela/program/stdin-is-output", command="program",
+                   argv=["program", "-", "-o", "sched.json"], expect="refused",
+                   setup="rela-stdin-sched", timeout=60))
+    P.append(Probe(id="rela/waves/gtkw-over-users-file", command="waves",
+                   argv=["waves", "dump.vcd", "--gtkw", "-o", "t.txt"], expect="refused",
+                   setup="rela-user-gtkw", timeout=60))
+    P.append(Probe(id="rela/waves/gtkw-onto-output", command="waves",
+                   argv=["waves", "dump.vcd", "--gtkw", "-o", "dump.gtkw"], expect="refused",
+                   timeout=60))
+    # Silently accepted before: now refused (2) or judged (1).
+    schedules = {
+        "key-twice": (_rela_schedule(lambda s: None).replace(b'"model":', b'"model": "F1", '
+                                                              b'"model":', 1), "refused"),
+        "lone-surrogate": (_rela_schedule(lambda s: s["origin"].update(source="\ud800")),
+                           "refused"),
+        # (a round of its own: without the rule the schedule is valid, exit 0)
+        "no-items": (_rela_schedule(lambda s: s["rounds"].append(
+            [{"src": 0, "dst": [1], "items": []}])), "verdict"),
+        "explicit-edge-300000-times": (_rela_schedule(lambda s: s.update(topology={
+            "name": "explicit", "n": 8, "edges": [[0, 1]] * 300_000})), "refused"),
+        "explicit-edge-twice": (_rela_schedule(lambda s: s.update(topology={
+            "name": "explicit", "n": 8, "edges": [[0, 1], [1, 2], [0, 1]]})), "refused"),
+    }
+    for name, (data, expect) in schedules.items():
+        P.append(Probe(id=f"rela/check/stdin-{name}", command="check", argv=["check", "-"],
+                       expect=expect, stdin=data, timeout=60))
+    refused = {
+        "program/lone-surrogate": ["program", "surrogate.json", "-o", "i.hex"],
+        "table8/max-n-3": ["table8", "--max-n", "3"],
+        "table8/max-n-huge": ["table8", "--max-n", "1000000000000"],
+        "report/table8-max-3": ["report", "table.txt", "-o", "rep", "--table8-max", "3"],
+        "report/table8-max-huge": ["report", "table.txt", "-o", "rep", "--table8-max",
+                                   "1000000000000"],
+        "schedule-table/max-n-huge": ["schedule-table", "--max-n", "1000000000000"],
+        "cosim/network-fault-does-not-apply": ["cosim", "--fabric", "network", "--schedule",
+                                               "poll3.json", "--fault", "drop"],
+    }
+    setups = {"program/lone-surrogate": "rela-surrogate",
+              "cosim/network-fault-does-not-apply": "rela-poll3"}
+    for name, argv in refused.items():
+        P.append(Probe(id=f"rela/{name}", command=argv[0], argv=argv, expect="refused",
+                       setup=setups.get(name), timeout=60))
+    # An invalid schedule is one verdict (1) from every command given it (item 21).
+    for name, argv in {"program": ["program", "bad-rule.json", "-o", "p.hex"],
+                       "plot-schedule": ["plot-schedule", "bad-rule.json", "-o", "p.png"],
+                       "prove-network": ["prove", "--fabric", "network", "--schedule",
+                                         "bad-rule.json"]}.items():
+        P.append(Probe(id=f"rela/{name}/invalid-schedule-verdict", command=argv[0], argv=argv,
+                       expect="verdict", timeout=60))
+    return P
+
+
+#: One probe of each rel-a class in the quick subset.
+_RELA_QUICK = ["rela/program/input-is-output-same-name", "rela/waves/input-is-output-symlink",
+               "rela/run/input-is-output-hard-link", "rela/program/stdin-is-output",
+               "rela/waves/gtkw-over-users-file", "rela/program/through-link-to-another-file",
+               "rela/check/stdin-key-twice", "rela/table8/max-n-3",
+               "rela/program/invalid-schedule-verdict"]
+
+# -------------------------------------------------------------- end of rel-a
+
+
 def _old_spelling_probes() -> list[Probe]:
     """Every old flat spelling still runs (``--help``) and is still refused in one line
     (an unknown option), each after exactly one note naming the new spelling."""
@@ -1123,7 +1259,7 @@ _RELLIMITS_QUICK = ["schedule-table/empty-list-item", "network-table/inapplicabl
 
 def _mark_quick(probes: list[Probe]) -> None:
     by_id = {p.id: p for p in probes}
-    for k in _QUICK_KINDS + _RELLIMITS_QUICK + _SPELLING_QUICK:
+    for k in _QUICK_KINDS + _RELLIMITS_QUICK + _SPELLING_QUICK + _RELA_QUICK:
         if k in by_id:
             by_id[k].quick = True
 
@@ -1136,7 +1272,8 @@ def _check_unique(probes: list[Probe]) -> None:
 
 
 def quick_ids() -> list[str]:
-    return list(_QUICK_KINDS) + list(_RELLIMITS_QUICK) + list(_SPELLING_QUICK)
+    return (list(_QUICK_KINDS) + list(_RELLIMITS_QUICK) + list(_SPELLING_QUICK)
+            + list(_RELA_QUICK))
 
 
 # --------------------------------------------------------------------------

@@ -23,7 +23,9 @@ import io
 import math
 from pathlib import Path
 
-from ..infra.files import atomic_write
+import re
+
+from ..infra.files import OutputError, atomic_write, check_output_file
 from ..hw.ports import CLOCK_PORTS, PORTS, PortSpec
 from ..model.runtable import ACTION_NAMES, IDLE, R, S, WR, WS, token
 from .dump import Var, open_dump
@@ -31,7 +33,7 @@ from .portdump import gtkwave_can_parse, write_port_dump
 from ..model.errors import FormatError
 from .readback import find_fabric, read_dump
 
-__all__ = ["write_gtkw", "action_filter", "slot_filter"]
+__all__ = ["write_gtkw", "action_filter", "slot_filter", "gtkw_files", "check_gtkw_files"]
 
 
 def _format(spec: PortSpec) -> str:
@@ -112,6 +114,59 @@ def _run_view(dump_path: Path, top: str | None) -> tuple[int, float, int] | None
     return begin, -math.log2(max(per_frame, 1.0)), int(rb.start_time)
 
 
+#: What every file :func:`write_gtkw` writes starts with (or, for the filters, is
+#: made of): an existing file of one of its names is replaced only when it is
+#: recognisably one of these, never a file of the user's.
+_SAVE_TAG = b"[*] pipegossip: fabric with N="
+_PORTS_TAG = b"pipegossip: ports of "
+_FILTER_LINE = re.compile(rb"[0-9]+ (?:-|WS|WR|[SR](?:\??[0-9]+)?)\n")
+
+
+def gtkw_files(dump_path: str | Path, ports: bool = True) -> list[Path]:
+    """The files :func:`write_gtkw` writes beside ``dump_path``: the save file, the two
+    filters and (``ports``) the ports-only copy it writes when GTKWave cannot read
+    the dump itself."""
+    stem = Path(dump_path).with_suffix("")
+    names = [f"{stem}.gtkw", f"{stem}.action.txt", f"{stem}.slot.txt"]
+    return [Path(n) for n in names + ([f"{stem}.ports.vcd"] if ports else [])]
+
+
+def _ours(path: Path) -> bool:
+    """Whether the existing file ``path`` is one :func:`write_gtkw` wrote."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+            whole = len(head) < 1 << 16 or not f.read(1)
+    except OSError:
+        return False
+    if path.name.endswith(".gtkw"):
+        return head.startswith(_SAVE_TAG)
+    if path.name.endswith(".ports.vcd"):
+        return _PORTS_TAG in head[:4096]
+    # a filter: every line `<value> <run-table token>`, as action_filter/slot_filter write
+    lines = head.splitlines(keepends=True)
+    if not whole:
+        lines = lines[:-1]  # the last line read may be cut
+    return bool(lines) and all(_FILTER_LINE.fullmatch(line) for line in lines)
+
+
+def check_gtkw_files(dump_path: str | Path, ports: bool = True) -> None:
+    """Refuse to write the save file and filters of ``dump_path`` over anything not ours.
+
+    Raises
+    ------
+    OutputError
+        One of :func:`gtkw_files` cannot be written, or exists and was not
+        written by pipegossip (a save file of the user's own, beside the dump).
+    """
+    for path in gtkw_files(dump_path, ports):
+        real = check_output_file(path)
+        if (real.exists() or path.is_symlink()) and not _ours(real):
+            what = "exists and was not written by pipegossip (no pipegossip tag in it)" \
+                if real.exists() else "is a symbolic link to a missing file"
+            raise OutputError(f"{str(path)!r} {what}; move it away, or leave out --gtkw")
+
+
 def write_gtkw(dump_path: str | Path, n: int, top: str | None = None,
                home: str | Path | None = None) -> Path:
     """Write ``<dump>.gtkw`` and its translate filter files beside the dump.
@@ -143,6 +198,9 @@ def write_gtkw(dump_path: str | Path, n: int, top: str | None = None,
         The dump is unreadable or has no fabric ports.
     ValueError
         The dump's fabric has a different N.
+    OutputError
+        A file of one of these names exists and is not one pipegossip wrote
+        (:func:`check_gtkw_files`): nothing is written.
     """
     from vcd.gtkw import GTKWSave
 
@@ -152,7 +210,9 @@ def write_gtkw(dump_path: str | Path, n: int, top: str | None = None,
     if ports.n != n:
         raise ValueError(f"{dump_path} holds a fabric with N={ports.n}, not N={n}")
     stem = dump_path.with_suffix("")
-    if not gtkwave_can_parse(dump):
+    readable = gtkwave_can_parse(dump)
+    check_gtkw_files(dump_path, ports=not readable)  # before writing any of them
+    if not readable:
         # GTKWave would refuse the whole file: show it a ports-only copy.
         dump_path = write_port_dump(dump_path, Path(f"{stem}.ports.vcd"), top)
         dump = open_dump(dump_path)

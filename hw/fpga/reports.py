@@ -119,7 +119,7 @@ def render_text(report: dict) -> str:
             what += " (trace outputs unobserved)"
     else:
         what = f"self-checking top for {report['board']}"
-    print(f"pipegossip fpga: {report['header']} width={report['width']}", file=out)
+    print(f"pipegossip hw fpga: {report['header']} width={report['width']}", file=out)
     print(f"  {report['part']} ({report['device']}), {what}", file=out)
     lc = report["logic_cells"]
     pct = 100.0 * lc["used"] / lc["available"] if lc["available"] else 0.0

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FormatError, json_text
-from ..inputs import STDIN, decompress_input, read_input_bytes
+from ..inputs import STDIN, decompress_input, read_input_bytes, strict_json
 from .topologies import Topology, topology, topology_from_json
 
 __all__ = ["FORMAT", "MODELS", "PRIMITIVES", "COMBINING", "ROOTLESS", "Q", "Message", "Schedule",
@@ -296,11 +296,13 @@ def _decode(data: bytes) -> object:
     except UnicodeDecodeError as e:
         raise FormatError(f"not UTF-8 text (byte {e.start}); is this a schedule file?") from None
     try:
-        return json.loads(text)
+        return strict_json(text)  # a key twice, a lone surrogate: refused
     except json.JSONDecodeError as e:
         raise FormatError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     except RecursionError:
         raise FormatError("not valid JSON: nested too deeply") from None
+    except FormatError:
+        raise
     except ValueError as e:  # Python's integer limit: a number of more than 4300 digits
         raise FormatError(f"unreadable number ({str(e).split(';')[0]})") from None
 

@@ -271,7 +271,13 @@ def _size(name: str, p: dict) -> int:
 def _explicit_edges(n: int, edges: object) -> list[list[int]]:
     if not isinstance(edges, list):
         raise FormatError("topology explicit: edges must be a list of [u, v] pairs")
-    out = []
+    # An edge may be listed once each way ([u, v] and [v, u] are one undirected
+    # edge), so a list longer than n(n-1) repeats one: refused before anything is
+    # built for it (3 million copies of one edge).
+    if len(edges) > n * (n - 1):
+        raise FormatError(f"topology explicit: {len(edges):,} edges, more than the "
+                          f"{n * (n - 1):,} [u, v] pairs of {n} nodes (an edge is listed twice)")
+    out, seen = [], set()
     for e in edges:
         if (not isinstance(e, list) or len(e) != 2
                 or any(isinstance(x, bool) or not isinstance(x, int) for x in e)):
@@ -279,6 +285,11 @@ def _explicit_edges(n: int, edges: object) -> list[list[int]]:
         if not (0 <= e[0] < n and 0 <= e[1] < n) or e[0] == e[1]:
             raise FormatError(f"topology explicit: edge {json_text(e)} is not a pair of distinct nodes "
                               f"0..{n - 1}")
+        key = (e[0], e[1])
+        if key in seen:
+            raise FormatError(f"topology explicit: edge {json_text(e)} is listed twice "
+                              f"(entries {out.index([e[0], e[1]])} and {len(out)})")
+        seen.add(key)
         out.append([e[0], e[1]])
     return out
 

@@ -104,6 +104,8 @@ class _Static:
             m(int(self.dst_msg[j]), f"unknown node {dst[j]} (nodes are 0..{n - 1})")
         i = _first(self.dst_len == 0)
         m(i, "message has no receiver")
+        i = _first(self.item_len == 0)
+        m(i, "message carries no items")
         if s.model in _UNICAST:
             i = _first(self.dst_len > 1)
             m(i, f"model {s.model} allows one receiver per message (multicast needs model port)")

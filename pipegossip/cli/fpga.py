@@ -14,7 +14,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import EXIT_INTERNAL, UsageError
+from . import EXIT_INTERNAL, EXIT_USAGE, EXIT_VERDICT, UsageError, tool_memory_refusal, typed_command
 from .options import (FSM_OPTIONS, add_config_arguments, checked_number, choice_list,
                       config_from_args, int_list, nonnegative_int,
                       progress_printer, refuse_given, word_width, word_widths)
@@ -348,19 +348,28 @@ def cmd_fpga(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     try:
         with _terminate_cleanly():
-            report = run_flow(job, args.output, progress_printer("pipegossip fpga", args.quiet),
+            report = run_flow(job, args.output, progress_printer(typed_command(), args.quiet),
                               timeout=args.timeout * 60 or None)
     except FlowError as e:
-        print(f"pipegossip fpga: error: {e}", file=sys.stderr)
+        refusal = tool_memory_refusal(f"{e}\n{e.log or ''}")
+        if refusal is not None:  # an address-space limit, not a failing tool
+            print(f"{typed_command()}: error: {refusal}", file=sys.stderr)
+            return EXIT_USAGE
+        if str(e).startswith("the design does not fit"):
+            # The flow worked and answered: the design is larger than the part. A
+            # verdict (docs/reference.md, "Exit status"), as the sweep's result row.
+            print(f"{typed_command()}: {e} (nothing written)", file=sys.stderr)
+            return EXIT_VERDICT
+        print(f"{typed_command()}: error: {e}", file=sys.stderr)
         if e.log and not args.quiet:
-            print("pipegossip fpga: end of the tool's log (nothing was written):",
+            print(f"{typed_command()}: end of the tool's log (nothing was written):",
                   file=sys.stderr)
             print("\n".join("  " + line for line in e.log.splitlines()), file=sys.stderr)
         return EXIT_INTERNAL  # a failing tool is not a verdict
     status = 0
     if args.simulate:
         from ..sim.netlist_sim import simulate_fsm_board, simulate_schedule_board
-        progress = progress_printer("pipegossip fpga", args.quiet)
+        progress = progress_printer(typed_command(), args.quiet)
         try:
             with _terminate_cleanly():
                 report["simulation"] = (
@@ -369,7 +378,7 @@ def cmd_fpga(args: argparse.Namespace) -> int:
                     simulate_fsm_board(job, args.output, fault=args.fault is not None,
                                        progress=progress))
         except FlowError as e:
-            print(f"pipegossip fpga: error: {e}", file=sys.stderr)
+            print(f"{typed_command()}: error: {e}", file=sys.stderr)
             if e.log and not args.quiet:
                 print("\n".join("  " + line for line in e.log.splitlines()), file=sys.stderr)
             return EXIT_INTERNAL
@@ -413,8 +422,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         print(sweep_markdown(rows), end="")
     if not args.quiet:
-        print(f"pipegossip fpga-sweep: wrote {', '.join(files)}", file=sys.stderr)
-    return print_failures(run, "pipegossip fpga-sweep")
+        print(f"{typed_command()}: wrote {', '.join(files)}", file=sys.stderr)
+    return print_failures(run, typed_command())
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -431,7 +440,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                           f"depth {depth:,}")
     out = files_check_output_dir(args.output, COMPARE_OUTPUT)  # empty, new, or an earlier run's
     before = {e.name for e in out.iterdir()} if out.is_dir() else set()
-    progress = progress_printer("pipegossip fpga-compare", args.quiet)
+    progress = progress_printer(typed_command(), args.quiet)
     try:
         with _terminate_cleanly():
             result = run_compare(targets, args.output, width=args.width, seeds=args.pnr_seeds,

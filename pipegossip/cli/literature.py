@@ -463,6 +463,7 @@ def _stopped(command: str, args: argparse.Namespace, e: TimeLimitReached, steps:
         for step in steps:
             print(step_line(*step))
         print(f"time limit: {summary}")
-    print(f"pipegossip {command}: time limit of {e.limit:g} s reached; the search is not "
+    from . import typed_command
+    print(f"{typed_command()}: time limit of {e.limit:g} s reached; the search is not "
           "settled (exit status 1)", file=sys.stderr)
     return 1

@@ -7,9 +7,10 @@ import json
 import sys
 import time
 
+from . import typed_command
 from ..infra.files import atomic_write
 from ..infra.budgets import check_budget
-from .options import add_config_arguments, config_from_args, positive_int
+from .options import add_config_arguments, config_from_args, positive_int, power_of_two
 from ..sweeps.runner import SweepOptions, add_sweep_arguments, run_sweep
 from ..model.config import RunConfig
 from ..model.engine import simulate
@@ -83,7 +84,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="our Table 8 (identity + Algorithm 2 + any) beside the paper's",
                        description="One sweep job per N on the Dask runner (docs/sweeps.md); "
                        "results are cached in the store.")
-    p.add_argument("--max-n", type=positive_int, default=2048, help="largest N (power of two)")
+    p.add_argument("--max-n", type=power_of_two, default=2048,
+                   help="largest N, a power of two; default 2048 (the paper's last row)")
     add_sweep_arguments(p, formats=("text", "json", "markdown"))
     p.set_defaults(func=cmd_table8)
 
@@ -228,7 +230,7 @@ def cmd_table8(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps([{"N": r.n, "L": r.length, "efficiency": r.efficiency,
                            "paper_efficiency": r.paper_efficiency} for r in rows]))
-        return print_failures(run, "pipegossip table8")
+        return print_failures(run, typed_command())
     md = args.format == "markdown"
     head = ("| N | our L | our E (%) | paper E (%) |\n|---:|---:|---:|---:|" if md
             else f"{'N':>5} {'our L':>6} {'our E %':>8} {'paper E %':>9}")
@@ -241,7 +243,7 @@ def cmd_table8(args: argparse.Namespace) -> int:
             print(f"{r.n:>5} {r.length:>6} {100 * r.efficiency:>8.2f} {paper:>9}")
     below = [r.n for r in rows if r.below_two_thirds]
     print(f"# E below 2/3 for N = {below}" if below else "# E stays at or above 2/3 for every N")
-    return print_failures(run, "pipegossip table8")
+    return print_failures(run, typed_command())
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

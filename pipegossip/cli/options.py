@@ -19,7 +19,7 @@ from ..model.errors import ConfigError
 from ..model.orders import FAMILIES, load_orders
 
 __all__ = ["add_config_arguments", "checked_number", "choice_list", "config_from_args", "decimal",
-           "int_list", "list_items", "missing_config", "positive_int", "progress_printer",
+           "int_list", "list_items", "missing_config", "positive_int", "power_of_two", "progress_printer",
            "refuse_given", "time_limit_seconds", "word_width", "word_widths"]
 
 
@@ -198,6 +198,19 @@ def at_least(minimum: int) -> Callable[[str], int]:
 #: argparse types: an integer >= 1 (sizes, counts) and >= 0 (seeds).
 positive_int = at_least(1)
 nonnegative_int = at_least(0)
+
+
+def power_of_two(text: str) -> int:
+    """argparse type: a power of two >= 2 (Table 8's sizes), refused as typed.
+
+    A size between two of them would silently run up to the one below it
+    (``--max-n 3`` ran N = 2 only).
+    """
+    value = decimal(text)
+    if value < 2 or value & (value - 1):
+        raise argparse.ArgumentTypeError(f"must be a power of two (2, 4, 8, ... 2048), got "
+                                         f"{text.strip()}")
+    return value
 
 
 class DefaultN(int):

@@ -167,6 +167,7 @@ def _known_mutant(args: argparse.Namespace, mutants, fabric: str) -> None:
 
 def _schedule_prove(args: argparse.Namespace) -> int:
     """``prove --fabric schedule``: one schedule loaded into the schedule fabric."""
+    from ..model.schedules.validate_static import ScheduleError
     from ..hw.proofs.catalog import SCHEDULE_MUTANTS
     from ..hw.proofs.suite import PROOF_WIDTH, schedule_job
 
@@ -191,6 +192,8 @@ def _schedule_prove(args: argparse.Namespace) -> int:
                 raise UsageError(f"--n {n}: proofs are run for N <= 8")
             program = schedule_program(args.schedule_family, n, PROOF_WIDTH)
             label = args.schedule_family
+    except ScheduleError:
+        raise  # the validator's verdict (exit 1), as from every command
     except ValueError as e:
         raise UsageError(str(e)) from None
     if program.n > 8:
@@ -239,6 +242,7 @@ def _network_schedule(args: argparse.Namespace):
 
 def _network_prove(args: argparse.Namespace) -> int:
     """``prove --fabric network``: one schedule loaded into the network fabric of a topology."""
+    from ..model.schedules.validate_static import ScheduleError
     from ..hw.proofs.catalog import NETWORK_MUTANTS
     from ..hw.proofs.suite import PROOF_WIDTH, network_job
 
@@ -258,6 +262,8 @@ def _network_prove(args: argparse.Namespace) -> int:
     try:
         s, topo, label = _network_schedule(args)
         program = compile_network(s, topology=topo, op=args.op or "sum", width=PROOF_WIDTH)
+    except ScheduleError:
+        raise  # the validator's verdict (exit 1)
     except ValueError as e:
         raise UsageError(str(e)) from None
     if args.mutate is not None:

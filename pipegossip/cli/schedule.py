@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from . import UsageError
+from . import UsageError, typed_command
 from .collective import COLLECTIVE_ALGORITHMS, collective_schedule
 from ..infra.files import atomic_write
 from .literature import LITERATURE_ALGORITHMS, literature_schedule
@@ -373,9 +373,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(_metrics_text(s, v))
     if not v.valid:
         for e in found:
-            print(f"pipegossip check: invalid: {e}", file=sys.stderr)
+            print(f"{typed_command()}: invalid: {e}", file=sys.stderr)
         if more:
-            print(f"pipegossip check: the first {MAX_PROBLEMS} problems are shown; more may "
+            print(f"{typed_command()}: the first {MAX_PROBLEMS} problems are shown; more may "
                   "follow", file=sys.stderr)
         return 1
     return 0
@@ -393,7 +393,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
                          f"to draw (limit {MAX_CELLS} cells)")
     v = validate(s)
     if not v.valid:
-        print(f"pipegossip plot-schedule: invalid: {v.error}", file=sys.stderr)
+        print(f"{typed_command()}: invalid: {v.error}", file=sys.stderr)
         return 1
     atomic_write(out, plot_schedule(s, v, fmt))
     return 0
@@ -404,6 +404,8 @@ def cmd_table(args: argparse.Namespace) -> int:
     if args.sizes is not None:
         sizes = _sizes(args.sizes)
     else:
+        if args.max_n > 1024:  # said with the number typed, not the power of two below it
+            raise UsageError(f"--max-n must be at most 1024, got {args.max_n}")
         if args.min_n > args.max_n:
             raise UsageError(f"--min-n {args.min_n} is above --max-n {args.max_n}")
         sizes = default_sizes(args.min_n, args.max_n)
@@ -411,7 +413,7 @@ def cmd_table(args: argparse.Namespace) -> int:
             raise UsageError(f"no power of two between {args.min_n} and {args.max_n}; "
                              "use --sizes")
     if max(sizes) > 1024:
-        raise UsageError(f"schedule-table is limited to n <= 1024, got {max(sizes)}")
+        raise UsageError(f"schedule table is limited to n <= 1024, got {max(sizes)}")
     rows = comparison_rows(sizes)
     if args.format == "json":
         print(json.dumps(rows, indent=1))

@@ -92,7 +92,8 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
         try:
             check(s)
         except FormatError as e:  # several files: say which one breaks a rule
-            raise FormatError(f"{f}: {e}") from None
+            e.args = (f"{f}: {e}",)  # (an invalid schedule stays a verdict: cli)
+            raise
         # Refused before repeating the schedule G times or generating the fabric.
         if stream is not None:
             cycles = stream * cycles_for(s)

@@ -189,7 +189,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _fail(command: str, e: Exception) -> int:
-    print(f"pipegossip {command}: simulation could not run: {e}", file=sys.stderr)
+    from . import typed_command  # the command as typed, not ``command``'s old name
+    print(f"{typed_command()}: simulation could not run: {e}", file=sys.stderr)
     return EXIT_TOOLCHAIN
 
 

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from . import typed_command
 from ..infra.files import OutputKind, atomic_directory, atomic_write
 from ..model.errors import ConfigError
 from ..model.config import RECEIVE_DISCIPLINES
@@ -160,7 +161,7 @@ def cmd_conjecture21(args: argparse.Namespace) -> int:
                           "counts": run.counts, "wall_seconds": round(run.wall_seconds, 3),
                           "store": str(run.store.root), "figure": str(figure) if rows else None,
                           "failures": [o.row() for o in run.failures]}))
-        return print_failures(run, "pipegossip conjecture21")
+        return print_failures(run, typed_command())
     print(f"{'N':>6} {'L':>7} {'E %':>7} {'< 2/3':>5} {'job s':>8}")
     for r in rows:
         mark = "yes" if _below_two_thirds(r) else ""
@@ -172,7 +173,7 @@ def cmd_conjecture21(args: argparse.Namespace) -> int:
               else f"# E stays at or above 2/3 for every {what} computed ({reached})")
     if rows:
         print(f"# figure: {figure}")
-    return print_failures(run, "pipegossip conjecture21")
+    return print_failures(run, typed_command())
 
 
 def cmd_cosim_sweep(args: argparse.Namespace) -> int:
@@ -207,9 +208,9 @@ def cmd_cosim_sweep(args: argparse.Namespace) -> int:
               f"mismatch; table: {run.store.sweep_dir('cosim-sweep') / 'table.jsonl'}")
     for r in mismatches:
         first = next(x["first_mismatch"] for x in r["runs"] if not x["match"])
-        print(f"pipegossip cosim-sweep: {r['slug']}-w{r['width']}: MISMATCH, first: {first}",
+        print(f"{typed_command()}: {r['slug']}-w{r['width']}: MISMATCH, first: {first}",
               file=sys.stderr)
-    return max(print_failures(run, "pipegossip cosim-sweep"), 1 if mismatches else 0)
+    return max(print_failures(run, typed_command()), 1 if mismatches else 0)
 
 
 def _below_two_thirds(row: dict) -> bool:

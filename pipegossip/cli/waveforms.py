@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
-from . import UsageError
+from . import UsageError, typed_command
 from ..infra.files import OutputKind, atomic_directory, atomic_write, check_output_dir, check_output_file
 from ..infra.budgets import check_model_memory
-from .options import positive_int
+from .options import positive_int, power_of_two
 from ..waveforms.diff import diff_tables, format_diff
-from ..waveforms.gtkw import write_gtkw
+from ..waveforms.gtkw import check_gtkw_files, gtkw_files, write_gtkw
 from ..waveforms.readback import read_dump
 from ..model.paper import paper_cases
 from ..waveforms.reference import (REFERENCE_DIR, REFERENCES_OUTPUT, check_references,
@@ -77,8 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="folder for report.html (created if missing)")
     p.add_argument("--top", metavar="SCOPE", help="fabric scope in the dumps")
-    p.add_argument("--table8-max", type=positive_int, default=MAX_TABLE8_N, metavar="N",
-                   help=f"Table 8 for N = 2, 4, ... up to N; default {MAX_TABLE8_N}")
+    p.add_argument("--table8-max", type=power_of_two, default=MAX_TABLE8_N, metavar="N",
+                   help=f"Table 8 for N = 2, 4, ... up to N (a power of two); default "
+                   f"{MAX_TABLE8_N}")
     p.add_argument("--no-table8", action="store_true", help="leave Table 8 out")
     p.add_argument("--title", default="pipegossip report")
     p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
@@ -105,8 +107,12 @@ def cmd_waves(args: argparse.Namespace) -> int:
     # Every output location is checked before anything is written.
     if args.output:
         check_output_file(args.output)
-    if args.gtkw:
-        check_output_file(Path(args.dump).with_suffix(".gtkw"))
+    if args.gtkw:  # beside the dump: never over a file of the user's (docs/reference.md)
+        check_gtkw_files(args.dump, ports=False)
+        if args.output and any(os.path.realpath(args.output) == os.path.realpath(p)
+                               for p in gtkw_files(args.dump)):
+            raise UsageError(f"-o {args.output!r} is one of the files --gtkw writes beside "
+                             "the dump; give another name")
     rb = read_dump(args.dump, top=args.top, run=args.run, clock=args.clock)
     if args.format == "json":
         text = json.dumps(rb.to_json()) + "\n"
@@ -120,10 +126,10 @@ def cmd_waves(args: argparse.Namespace) -> int:
         text = "\n".join(lines) + "\n"
     _emit(text, args.output)
     if args.gtkw:
-        print(f"pipegossip waves: wrote {write_gtkw(args.dump, rb.n, top=args.top)}",
+        print(f"{typed_command()}: wrote {write_gtkw(args.dump, rb.n, top=args.top)}",
               file=sys.stderr)
     for p in rb.problems:
-        print(f"pipegossip waves: {p}", file=sys.stderr)
+        print(f"{typed_command()}: {p}", file=sys.stderr)
     return 1 if rb.problems else 0
 
 

@@ -20,6 +20,14 @@ Rules every command follows through this module:
   Markers of older versions (a plain list of entries, no command) are taken
   as the command's own only when the listed entries are recognisably its
   outputs (:attr:`OutputKind.signature`); otherwise they are refused too.
+* **Inputs are never outputs**: while a command runs (:func:`guarding_inputs`,
+  which ``pipegossip.cli`` wraps around every command), a file, or an entry a
+  folder output would replace, that is the same file (same device and inode,
+  so also through a symbolic or hard link) as one of the command's inputs is
+  refused. The inputs are the files named on its command line
+  (:func:`declare_inputs`) and every file read through the one input reader
+  (``pipegossip.model.inputs``), standard input redirected from a file among
+  them. Writing *through* a symbolic link to another file is allowed.
 * :func:`check_output_file` and :func:`check_output_dir` run the same checks
   up front, so a command can refuse a bad output path before long work.
 
@@ -45,7 +53,7 @@ from typing import Callable
 
 __all__ = ["MARKER", "OutputError", "OutputKind", "atomic_output", "atomic_write",
            "atomic_directory", "check_output_file", "check_output_dir", "mark_output_dir",
-           "marked_command"]
+           "marked_command", "declare_inputs", "guarding_inputs"]
 
 #: Left in every folder pipegossip writes: ``{"command": ..., "entries": [...]}``.
 MARKER = ".pipegossip-output"
@@ -99,6 +107,77 @@ def _is_stream(path: str | os.PathLike) -> bool:
     return os.fspath(path) == "-"
 
 
+#: Whether a command is running (:func:`guarding_inputs`): only then are outputs
+#: compared with its inputs (a library caller may rewrite what it read).
+_guarding = False
+#: ``(st_dev, st_ino) -> name`` of the files named on the running command's line.
+_declared: dict[tuple[int, int], str] = {}
+
+
+def declare_inputs(paths) -> None:
+    """Record ``paths`` (those naming an existing regular file) as the running command's
+    inputs, so that an output naming one of them is refused before any work."""
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except (OSError, ValueError, TypeError):
+            continue
+        if stat.S_ISREG(st.st_mode):
+            _declared.setdefault((st.st_dev, st.st_ino), os.fspath(p))
+
+
+#: The one input reader's module (looked up by name, never imported here).
+_INPUT_READER = __name__.partition(".")[0] + ".model.inputs"
+
+
+def _read_inputs() -> dict:
+    # Looked up, not imported: the input reader pulls in NumPy, and a command that
+    # has not imported it has read no input through it.
+    inputs = sys.modules.get(_INPUT_READER)
+    return inputs.inputs_read() if inputs is not None else {}
+
+
+@contextmanager
+def guarding_inputs():
+    """While the block runs, no output may be the same file as an input of it."""
+    global _guarding
+    inputs = sys.modules.get(_INPUT_READER)
+    if inputs is not None:
+        inputs.forget_inputs()
+    _declared.clear()
+    _guarding = True
+    try:
+        yield
+    finally:
+        _guarding = False
+        _declared.clear()
+
+
+def _input_at(real: Path) -> str | None:
+    """The name of the command's input that ``real`` is the same file as, or None."""
+    if not _guarding:
+        return None
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    key = (st.st_dev, st.st_ino)
+    return _declared.get(key) or _read_inputs().get(key)
+
+
+def _refuse_input(text: str, real: Path) -> None:
+    name = _input_at(real)
+    if name is not None:
+        if name == "standard input":
+            what = "the file standard input reads"
+        elif os.path.normpath(name) == os.path.normpath(text):
+            what = "an input of this command"
+        else:
+            what = f"an input of this command (the same file as {name!r})"
+        raise OutputError(f"{text!r} is {what}; an input is never overwritten, "
+                          "write the output elsewhere")
+
+
 def check_output_file(path: str | os.PathLike) -> Path:
     """Check that ``path`` can receive a file; return where the bytes will go.
 
@@ -107,8 +186,8 @@ def check_output_file(path: str | os.PathLike) -> Path:
     Raises
     ------
     OutputError
-        The path ends in a separator, names a folder, or its folder is missing
-        or not writable.
+        The path ends in a separator, names a folder, is the same file as an
+        input of the running command, or its folder is missing or not writable.
     """
     text = os.fspath(path)
     if text == "-":
@@ -118,6 +197,7 @@ def check_output_file(path: str | os.PathLike) -> Path:
     real = Path(os.path.realpath(text))
     if real.is_dir():
         raise OutputError(f"{text!r} is a folder; give a file name")
+    _refuse_input(text, real)
     if real.exists() and not real.is_file():
         return real  # pipe, device or socket: written directly
     # A missing folder is created when the file is written (like `out/` on a
@@ -250,6 +330,7 @@ def atomic_output(path: str | os.PathLike, binary: bool = False, temp_path: bool
                            **({} if binary else {"encoding": "utf-8"})) as f:
                 yield f
         os.chmod(tmp, mode)
+        _refuse_input(os.fspath(path), real)  # also an input read while the block ran
         os.replace(tmp, real)
     except BaseException:
         _discard(tmp)
@@ -434,6 +515,8 @@ def atomic_directory(path: str | os.PathLike, kind: OutputKind):
                     raise
         check_output_dir(path, kind)  # nothing foreign appeared while we worked
         listed = set(_marked_entries(real) or [])
+        for name in sorted(listed | set(written)):  # an input of ours in the folder
+            _refuse_input(str(Path(os.fspath(path)) / name), real / name)
         # A file of the same name that the marker does not list is the user's,
         # unless the folder's own files say it is this command's output.
         foreign = sorted(n for n in written if n not in listed

@@ -37,6 +37,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..cli import typed_command
 from .figure_tables import run_table, table_quotes
 from ..infra.files import atomic_write
 
@@ -312,7 +313,7 @@ def cmd_references(args: argparse.Namespace) -> int:
     if not results:
         raise UsageError(f"--results {args.results}: no result files (*.json) in it")
     root = folder.resolve().parents[1]
-    progress = progress_printer("pipegossip fpga-references", args.quiet)
+    progress = progress_printer(typed_command(), args.quiet)
     problems = [line for _, r in results for line in check_quotes(r, root)]
     try:
         if args.update is not None:
@@ -368,7 +369,7 @@ def cmd_references(args: argparse.Namespace) -> int:
                           f"{r['name']} rebuilds it)")
             problems = drifted + [line for _, r in results for line in check_quotes(r, root)]
     except FlowError as e:
-        print(f"pipegossip fpga-references: error: {e}", file=sys.stderr)
+        print(f"{typed_command()}: error: {e}", file=sys.stderr)
         return EXIT_INTERNAL
     for line in problems:
         print(line)

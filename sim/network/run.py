@@ -19,13 +19,14 @@ from ...hw.network.fabric import DIRECTORY, LATENCY, NetworkFabric, network_size
 from ...hw.network.load import network_writes
 from ...hw.ports import NETWORK_PORTS, NetworkSize
 from ...model.schedules.network_program import NetworkProgram
+from ...model.errors import ConfigError
 from ...model.schedules.program import ProgramError
 from ..record import RunSpec, ScheduleRun, schedule_record_field
 from ..schedule.cosim import TAIL, amaranth_runs
 
 __all__ = ["NetworkRun", "NETWORK_SCALAR_FIELDS", "NETWORK_LINK_FIELDS",
            "NETWORK_NODE_FIELDS", "network_job", "run_network_amaranth", "check_fits",
-           "network_record", "FAULTS", "faulty_writes"]
+           "network_record", "FAULTS", "faulty_writes", "faults_that_apply"]
 
 
 def _fields(per: str) -> tuple[str, ...]:
@@ -97,12 +98,27 @@ def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0, skip: int 
     Raises
     ------
     ValueError
-        An unknown fault, or a program with no such entry.
+        An unknown fault.
+    ConfigError
+        A program with no such entry (one line naming the faults that apply).
     """
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r} (expected one of {', '.join(FAULTS)})")
+    writes = _altered(program, fault, seed, skip)
+    if writes is not None:
+        return writes
+    if skip:
+        raise ConfigError(f"fault {fault!r} does not apply to {program.slug} after {skip} "
+                          "entries")
+    others = [f for f in faults_that_apply(program, seed) if f != fault]
+    raise ConfigError(f"--fault {fault} does not apply to {program.slug}: {_WHY[fault]}; "
+                      f"faults that apply: {', '.join(others) or 'none'} "
+                      "(docs/network-fabric.md)")
+
+
+def _altered(program: NetworkProgram, fault: str, seed: int, skip: int) -> list | None:
+    """:func:`faulty_writes`, or None when ``fault`` finds no entry (past ``skip``)."""
     writes = network_writes(program, seed)
-    asked = skip
     from ...hw.schedule.fabric import LoadKind
     altered = {"word": LoadKind.ITEM, "acc": LoadKind.ACC, "directory": DIRECTORY}.get(fault)
     for k, (kind, v, c, data) in enumerate(writes):
@@ -138,8 +154,20 @@ def faulty_writes(program: NetworkProgram, fault: str, seed: int = 0, skip: int 
                 continue
             writes[k] = (kind, v, c, lay.encode(**f))
             return writes
-    raise ValueError(f"fault {fault!r} does not apply to {program.slug}"
-                     + (f" after {asked} entries" if asked else ""))
+    return None
+
+
+#: Why a fault finds nothing to alter in a program.
+_WHY = {"drop": "no receive stores a word (every received word is combined)",
+        "misroute": "no node sends two different words on two links in one cycle",
+        "combine": "no receive to flip between storing and combining",
+        "word": "no item word is loaded", "acc": "no accumulator is loaded",
+        "directory": "no directory entry is loaded"}
+
+
+def faults_that_apply(program: NetworkProgram, seed: int = 0) -> list[str]:
+    """The faults of :data:`FAULTS` that find an entry to alter in ``program``."""
+    return [f for f in FAULTS if _altered(program, f, seed, 0) is not None]
 
 
 def network_job(name: str, program: NetworkProgram, seed: int,

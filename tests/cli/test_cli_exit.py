@@ -188,8 +188,9 @@ def test_waves_names_what_is_wrong_with_the_dump(tmp_path, make):
 
 
 def test_report_refuses_a_huge_table8_at_once(tmp_path):
-    """Row 13: --table8-max 100000000 used to run without limit."""
-    r = pg("report", "n=4,order=identity", "-o", "rep", "--table8-max", "100000000",
+    """Row 13: --table8-max 100000000 used to run without limit (now a power of two:
+    a size between two is refused, tests/test_refused_inputs.py)."""
+    r = pg("report", "n=4,order=identity", "-o", "rep", "--table8-max", str(1 << 27),
            cwd=tmp_path)
     assert r.returncode == 2 and "PIPEGOSSIP_MAX_MEMORY" in r.stderr
     assert list(tmp_path.iterdir()) == []

@@ -118,8 +118,12 @@ def test_cosim_schedule_names_the_bad_file_of_three(tmp_path, capsys):
     good = write_schedule(tmp_path, "good.json", lambda d: None)
     bad = write_schedule(tmp_path, "bad.json", lambda d: d["rounds"][0][0].update(dst=[9]))
     capsys.readouterr()
-    err = refusal(capsys, ["cosim-schedule", good, bad, good, "--simulator", "amaranth"])
-    assert f"{bad}: " in err
+    # A schedule breaking a rule is the validator's verdict, exit 1 from every command
+    # (docs/reference.md "Exit status", issue 39 item 21), still naming the file.
+    assert cli.main(["cosim-schedule", good, bad, good, "--simulator", "amaranth"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("pipegossip cosim-schedule: invalid: ") and f"{bad}: " in err, err
 
 
 def test_build_folder_variable_named_in_os_errors(tmp_path, monkeypatch, capsys):

@@ -75,13 +75,14 @@ def _cli(*args):
 
 
 def test_a_schedule_on_a_non_edge_is_refused_before_any_build(tmp_path):
+    """The validator's verdict INVALID: exit 1 as from `schedule check` (docs/reference.md)."""
     bad = Schedule.from_rounds([[Message(0, (2,), (0,))]], topology=PATH4, model="H1", p=1,
                                primitive="broadcast", root=0)
     f = tmp_path / "bad.json"
     save(bad, f)
     proc = _cli("cosim", "--fabric", "network", "--schedule", str(f))
-    assert proc.returncode == 2, proc.stderr
-    assert "no edge 0-2" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert "pipegossip cosim: invalid: " in proc.stderr and "no edge 0-2" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
