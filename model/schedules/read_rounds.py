@@ -69,8 +69,11 @@ _MSG = re.compile(rb"\{" + _W + rb'"src"' + _W + rb":" + _W + rb"(" + _NUM + rb"
                   + _W + rb'"dst"' + _W + rb":" + _W + rb"\[([^\]\[{}\"]*)\]" + _W + rb"," + _W
                   + rb'"items"' + _W + rb":" + _W + rb'\[([^\]\[{}]*)\]' + _W + rb"\}")
 #: Spellings :func:`_ints` leaves to :mod:`json`: leading zeros, 19 digits or more
-#: (past int64 and :func:`~.ir._int`'s range), a sign not before a digit.
-_ODD = re.compile(rb"(?<![0-9])0[0-9]|[0-9]{19}|-(?![0-9])|[0-9]-")
+#: (past int64 and :func:`~.ir._int`'s range), a sign not before a digit, two numbers
+#: with only blanks between them (NumPy would stop at the second, unseen), an empty
+#: element (NumPy reads ", ," as a 0).
+_ODD = re.compile(rb"(?<![0-9])0[0-9]|[0-9]{19}|-(?![0-9])|[0-9]-|[0-9][ \t\n\r]+[0-9-]"
+                  rb"|,[ \t\n\r]*,|\A[ \t\n\r]*,|,[ \t\n\r]*\Z")
 _DIGITS = b"0123456789,- \t\n\r"
 #: Text of lists parsed at once (a round's ids arrive in pieces of about this much).
 _BATCH = 8 << 20
@@ -92,7 +95,10 @@ def _ints(parts: list[bytes], items: bool) -> tuple[np.ndarray, np.ndarray] | No
         return counts, np.zeros(0, np.int64)
     with warnings.catch_warnings():  # a short read is caught by the count below
         warnings.simplefilter("ignore", DeprecationWarning)
-        values = np.fromstring(text.decode("ascii"), dtype=np.int64, sep=",")
+        try:
+            values = np.fromstring(text.decode("ascii"), dtype=np.int64, sep=",")
+        except ValueError:  # an empty element ("1,,2"): NumPy refuses it
+            return None
     if len(values) != int(counts.sum()):
         return None
     return counts, values

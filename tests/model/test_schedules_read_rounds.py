@@ -128,6 +128,20 @@ def test_a_bad_file_is_refused_with_the_whole_reads_rule(tmp_path, monkeypatch, 
     assert rule in str(stream.value) and path in str(stream.value)
 
 
+@pytest.mark.parametrize("inside", ["1 2, ", "1,,", "1, ,", ", ", "01, ", "1-2, ", "- 1, "])
+@pytest.mark.parametrize("key", ["dst", "items"])
+def test_lists_json_refuses_are_refused_streamed(tmp_path, monkeypatch, inside, key):
+    text = dumps(BASES["ccc_4"]()).decode()
+    at = text.index(f'"{key}": [', text.index("}],\n  [") + 1)  # round 2, message 0
+    path = tmp_path / "bad.json"
+    path.write_text(text[:at] + f'"{key}": [' + inside + text[at + len(key) + 5:])
+    with pytest.raises(FormatError, match="not valid JSON"):
+        load(path)
+    monkeypatch.setattr(read_rounds, "HELD_BYTES", 0)
+    with pytest.raises(FormatError, match=f"round 2, message 0: {key}: not valid JSON"):
+        validate_file(open_schedule(path))
+
+
 def test_streamed_layout_rules(tmp_path, streamed):
     text = dumps(BASES["ccc_4"]()).decode()
     after = tmp_path / "after.json"  # a key after the rounds
