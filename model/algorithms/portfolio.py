@@ -14,6 +14,8 @@
    setting first (last, after the greedy settings, over
    :data:`EXACT_FIRST_MAX_EDGES` edges while no candidate is there);
 4. the colouring search (the paper's section 6);
+   with ``tau``, also ``Dist_Exp`` lowered round by round (:data:`DECAYS`) and
+   superpacket splitting (``split``, on the first setting and the decays);
 5. look-ahead and random tie orders on the best setting, then up to
    :data:`MAX_RESTARTS` restarts (one tie order each) over the settings that
    reached the best R, while the budget lasts.
@@ -249,11 +251,14 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
         exact = {f"matching {setting_label('bfs', None, 4.0)} exact":
                  {"weights": "bfs", "num_exp": None, "dist_exp": 4.0, "matcher": "exact"}}
         runs = {**exact, **runs} if exact_first else {**runs, **exact}
-    if tau is not None:  # linear cost: potential and the lowered Dist_Exp early
+    if tau is not None:  # linear cost: potential, the lowered Dist_Exp, the split, early
         first = list(runs)[:1] + [r for r in runs if r == "matching potential"]
-        runs = {**{r: runs[r] for r in first},
-                **{f"matching bfs de={a:g}>{b:g}": {"dist_exp": a, "dist_exp_end": b}
-                   for a, b in DECAYS}, **runs}
+        decays = {f"matching bfs de={a:g}>{b:g}": {"dist_exp": a, "dist_exp_end": b}
+                  for a, b in DECAYS}
+        split = {f"{name} split": {**kw, "split": True} for name, kw in
+                 [*((r, runs[r]) for r in first), *decays.items()]
+                 if kw.get("weights") != "potential"}
+        runs = {**{r: runs[r] for r in first}, **decays, **split, **runs}
     for name, kw in runs.items():
         if any(t[0] == name for t in tried):  # the cheap first run
             continue
@@ -280,7 +285,9 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
                 break
             label = name + " " + " ".join(k if v is True else f"{k}={v}"
                                           for k, v in extra.items())
-            matching(label, tau=None if "unit cost" in extra else tau, **kw,
+            unit = "unit cost" in extra  # (splitting divides what a linear-cost cut leaves)
+            matching(label, tau=None if unit else tau,
+                     **{k: v for k, v in kw.items() if not (unit and k == "split")},
                      **{k: v for k, v in extra.items() if k != "unit cost"})
         # Random restarts while the budget lasts, one tie order at a time (runs 8,
         # 9, ... of the sequence whose runs 0-7 were the 8 tries above), taking turns

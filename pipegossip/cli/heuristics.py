@@ -47,7 +47,7 @@ MATCHING_OPTIONS = (("--tau", "tau", None), ("--lookahead", "lookahead", 0),
                     ("--weights", "weights", "bfs"), ("--dist-exp", "dist_exp", 4.0),
                     ("--matcher", "matcher", "auto"), ("--num-exp", "num_exp", None),
                     ("--tries", "tries", 1), ("--candidates", "candidates", 4),
-                    ("--primitive", "primitive", "gossip"))
+                    ("--split", "split", False), ("--primitive", "primitive", "gossip"))
 #: Every option of ``add_network_arguments``: none applies to another generator.
 NETWORK_OPTIONS = (("--a", "a", None), ("--b", "b", None), ("--colors", "colors", None),
                    *MATCHING_OPTIONS)
@@ -81,6 +81,9 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--num-exp", type=finite_float, default=None,
                    help="matching: the paper's Num_Exp, an even split over bce_v (default: "
                    "split by shortest paths)")
+    g.add_argument("--split", action="store_true",
+                   help="matching, with --tau: superpacket splitting (senders of the same new "
+                   "items divide them between their calls, as in the paper's Lemma 2)")
     g.add_argument("--tries", type=_TRIES, default=1,
                    help="matching: best of this many tie orders (natural, then random from "
                    "--seed); default 1")
@@ -150,12 +153,15 @@ def network_schedule(args: argparse.Namespace):
         raise UsageError("--lookahead, --tau, --dist-exp and --num-exp must be >= 0")
     if args.tries < 1 or args.candidates < 1:
         raise UsageError("--tries and --candidates must be >= 1")
+    if args.split and args.tau is None:
+        raise UsageError("--split needs --tau (it divides the items a linear-cost round cuts)")
     try:
         return matching_schedule(topo, primitive=args.primitive, root=args.root, tau=args.tau,
                                  weights=args.weights, dist_exp=args.dist_exp,
                                  matcher=args.matcher, lookahead=args.lookahead,
                                  num_exp=args.num_exp, tries=args.tries,
-                                 seed=args.seed or 0, candidates=args.candidates)
+                                 seed=args.seed or 0, candidates=args.candidates,
+                                 split=args.split)
     except ValueError as e:
         raise UsageError(f"matching: {e}") from None
 
@@ -167,6 +173,7 @@ def _best(args: argparse.Namespace, topo):
                               ("--lookahead", args.lookahead), ("--num-exp", args.num_exp
                                                                  is not None),
                               ("--tries", args.tries != 1), ("--weights", args.weights != "bfs"),
+                              ("--split", args.split),
                               ("--dist-exp", args.dist_exp != 4.0)) if bad]
     if given:
         raise UsageError(f"best: {given[0]} does not apply (the portfolio tries every setting)")

@@ -64,7 +64,7 @@ ALGORITHM_OPTIONS = {
     "polling-complete": ("k", "root"), "polling-hypercube": ("k", "root"),
     "polling-general": ("n", "root"),
     "matching": (*_SIZES, "primitive", "root", "tau", "lookahead", "weights", "dist_exp",
-                 "matcher", "num_exp", "tries", "candidates", "seed"),
+                 "matcher", "num_exp", "split", "tries", "candidates", "seed"),
     "coloring": (*_SIZES, "colors"),
     "best": (*_SIZES, "primitive", "root", "tau", "matcher", "budget", "seed"),
     "reduce": (*_SIZES, "root", "p"),
@@ -121,6 +121,10 @@ def _options():
         "num_exp": (("--num-exp",), dict(type=finite_float, default=None,
                                         help="the paper's Num_Exp, an even split over bce_v "
                                         "(default: split by shortest paths)")),
+        "split": (("--split",), dict(action="store_true", default=False,
+                                    help="with --tau: superpacket splitting (senders of the "
+                                    "same new items divide them between their calls, as in "
+                                    "the paper's Lemma 2)")),
         "tries": (("--tries",), dict(type=_TRIES, default=1,
                                     help="best of this many tie orders (natural, then random "
                                     "from --seed); default 1")),
