@@ -167,8 +167,11 @@ def network_schedule(args: argparse.Namespace):
 
 
 def _best(args: argparse.Namespace, topo):
-    """``schedule best``: the portfolio of :mod:`.model.algorithms.portfolio`."""
+    """``schedule best``: the portfolio of :mod:`.model.algorithms.portfolio`, in this
+    process or, with ``--workers``/``--scheduler``, spread over Dask
+    (:mod:`..sweeps.portfolio`)."""
     from ..model.algorithms.portfolio import best_schedule
+    from ..sweeps.store import DEFAULT_STORE
     given = [o for o, bad in (("--colors", args.colors is not None),
                               ("--lookahead", args.lookahead), ("--num-exp", args.num_exp
                                                                  is not None),
@@ -179,7 +182,24 @@ def _best(args: argparse.Namespace, topo):
         raise UsageError(f"best: {given[0]} does not apply (the portfolio tries every setting)")
     if args.tau is not None and not args.tau >= 0:
         raise UsageError("--tau must be >= 0")
+    if args.workers is not None and args.scheduler is not None:
+        raise UsageError("best: --workers sizes a local cluster; it cannot be combined with "
+                         "--scheduler")
+    spread = args.workers is not None or args.scheduler is not None
+    if not spread and (args.no_cache or args.store != DEFAULT_STORE):
+        raise UsageError("best: --store and --no-cache apply with --workers or --scheduler")
     try:
+        if spread:
+            from pathlib import Path
+
+            from ..sweeps.portfolio import spread_best
+            from ..sweeps.runner import SweepOptions
+            options = SweepOptions(store=Path(args.store), workers=args.workers,
+                                   scheduler=args.scheduler, cache=not args.no_cache)
+            s, _, info = spread_best(topo, options, primitive=args.primitive, root=args.root,
+                                     tau=args.tau, budget=args.budget, seed=args.seed or 0,
+                                     matcher=args.matcher)
+            return s
         return best_schedule(topo, primitive=args.primitive, root=args.root, tau=args.tau,
                              budget=args.budget, seed=args.seed or 0, matcher=args.matcher)[0]
     except ValueError as e:

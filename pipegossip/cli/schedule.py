@@ -66,7 +66,8 @@ ALGORITHM_OPTIONS = {
     "matching": (*_SIZES, "primitive", "root", "tau", "lookahead", "weights", "dist_exp",
                  "matcher", "num_exp", "split", "tries", "candidates", "seed"),
     "coloring": (*_SIZES, "colors"),
-    "best": (*_SIZES, "primitive", "root", "tau", "matcher", "budget", "seed"),
+    "best": (*_SIZES, "primitive", "root", "tau", "matcher", "budget", "seed", "workers",
+             "scheduler", "store", "no_cache"),
     "reduce": (*_SIZES, "root", "p"),
     "allreduce": (*_SIZES, "p"), "all-port": (*_SIZES, "p"),
 }
@@ -86,6 +87,8 @@ _N_HELP = {"recursive-doubling": "nodes (a power of two on the hypercube, or giv
 def _options():
     """``name -> (flags, argparse keywords)`` of every generator option."""
     from .heuristics import _BUDGET, _CANDIDATES, _LOOKAHEAD, _TRIES
+    from ..sweeps.runner import _address, _workers
+    from ..sweeps.store import DEFAULT_STORE
     from .options import finite_float
     return {
         "topology": (("--topology",), dict(default="complete", metavar="NAME",
@@ -134,6 +137,18 @@ def _options():
         "budget": (("--budget",), dict(type=_BUDGET, default=60.0, metavar="SECONDS",
                                       help="seconds for the portfolio after its first "
                                       "candidates (default 60)")),
+        "workers": (("--workers",), dict(type=_workers, default=None, metavar="N",
+                                        help="spread the portfolio's candidates over N local "
+                                        "Dask workers (default: one process, every core)")),
+        "scheduler": (("--scheduler",), dict(type=_address, default=None, metavar="ADDRESS",
+                                            help="spread them over the Dask cluster at "
+                                            "ADDRESS (tcp://HOST:PORT)")),
+        "store": (("--store",), dict(default=DEFAULT_STORE, metavar="DIR",
+                                    help="with --workers/--scheduler: the sweep store that "
+                                    f"caches the candidates (default {DEFAULT_STORE})")),
+        "no_cache": (("--no-cache",), dict(action="store_true", default=False,
+                                          help="with --workers/--scheduler: run every "
+                                          "candidate again")),
         "seed": (("--seed",), dict(type=decimal, default=None,
                                   help="seed of the random tie orders (default 0)")),
     }
