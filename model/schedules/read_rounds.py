@@ -262,8 +262,18 @@ def open_schedule(path) -> Schedule | Streamed:
     """
     chunks = _chunks(path)
     held = bytearray()
+    start = None  # where the text starts: what no schedule starts with is refused at once
     for chunk in chunks:
         held += chunk
+        if start is None:
+            start = len(held) - len(held.lstrip(b" \t\n\r")) if held.strip(b" \t\n\r") \
+                else None
+            if start is not None and held[start] != ord("{"):
+                raise FormatError(f"{_shown(path)}: a schedule file holds one JSON object "
+                                  f"(byte {start})")
+            if start is None and len(held) > MAX_WHITESPACE:
+                raise FormatError(f"{_shown(path)}: more than {MAX_WHITESPACE:,} bytes of "
+                                  "whitespace in a row (byte 0)")
         if len(held) > HELD_BYTES:
             break
     else:
