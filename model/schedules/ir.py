@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FormatError, json_text
-from ..inputs import decompress_input
+from ..inputs import STDIN, decompress_input, read_input_bytes
 from .topologies import Topology, topology, topology_from_json
 
 __all__ = ["FORMAT", "MODELS", "PRIMITIVES", "COMBINING", "ROOTLESS", "Q", "Message", "Schedule",
@@ -391,19 +391,24 @@ def _message(msg: object, where: str, src: list, dst: list, dst_ptr: list, items
 
 
 def load(path) -> Schedule:
-    """Read a ``.json`` or ``.json.gz`` schedule file (gzip is detected by content).
+    """Read a ``.json`` or ``.json.gz`` schedule file of at most 256 MiB of text, whole
+    (gzip is detected by content).
 
     The file goes through the one input reader
-    (:func:`pipegossip.model.inputs.input_chunks`): folders, FIFOs and devices are
-    refused before anything is read; ``-`` is standard input; a gzip file's bytes are
-    counted as they are decompressed. Up to
-    :data:`~.read_rounds.HELD_BYTES` of text is parsed whole; a larger file is read
-    round by round into the schedule's arrays, within the bounds of
-    :mod:`.read_rounds` (``schedule check`` streams such a file without holding it).
+    (:func:`pipegossip.model.inputs.read_input_bytes`): folders, FIFOs,
+    devices and oversized files are refused before anything is read; ``-``
+    is standard input, counted as it is read; a gzip file's bytes are
+    counted as they are decompressed (:data:`~pipegossip.model.inputs.MAX_INPUT_BYTES`).
+    :func:`~.read_rounds.load` also reads larger files, round by round.
     """
-    from .read_rounds import Streamed, open_schedule
-    opened = open_schedule(path)
-    return opened.held() if isinstance(opened, Streamed) else opened
+    data = read_input_bytes(path, "schedule file")
+    shown = "<stdin>" if os.fspath(path) == STDIN else os.fspath(path)
+    if data[:2] == b"\x1f\x8b":
+        data = decompress_input(data, "schedule file", path)  # names the file itself
+    try:
+        return loads(data)
+    except FormatError as e:
+        raise FormatError(f"{shown}: {e}") from None
 
 
 def complete(n: int) -> Topology:

@@ -46,7 +46,7 @@ from .validate_rounds import validate_rounds
 from .validate_static import ScheduleError
 
 __all__ = ["HELD_BYTES", "MAX_WHITESPACE", "MAX_ROUND_ENTRIES", "MAX_ROUNDS",
-           "MAX_HELD_ENTRIES", "Streamed", "open_schedule", "validate_file"]
+           "MAX_HELD_ENTRIES", "Streamed", "open_schedule", "load", "validate_file"]
 
 #: Text parsed whole (plain or decompressed); a larger schedule file is streamed.
 HELD_BYTES = inputs.MAX_INPUT_BYTES
@@ -57,7 +57,7 @@ MAX_ROUND_ENTRIES = 1 << 28
 #: Most rounds in a streamed file.
 MAX_ROUNDS = 1 << 20
 #: Most receivers plus item ids of a streamed file built into a held schedule
-#: (:func:`~.ir.load`, for the commands that need the whole schedule): 2 GiB as int64.
+#: (:func:`load`, for the commands that need the whole schedule): 2 GiB as int64.
 MAX_HELD_ENTRIES = 1 << 28
 
 _WS = re.compile(rb"[ \t\n\r]*")
@@ -288,6 +288,15 @@ def open_schedule(path) -> Schedule | Streamed:
     reopen = None if os.fspath(path) == inputs.STDIN else \
         (lambda: _open_stream(_chunks(path), _shown(path))[1])
     return Streamed(header, _shown(path), first, reopen)
+
+
+def load(path) -> Schedule:
+    """A schedule file of any size, held: parsed whole up to :data:`HELD_BYTES` of text
+    (as :func:`~.ir.load`), else built round by round from the stream (at most
+    :data:`MAX_HELD_ENTRIES` entries). What every command that needs the whole
+    schedule reads it with."""
+    opened = open_schedule(path)
+    return opened.held() if isinstance(opened, Streamed) else opened
 
 
 def _open_stream(chunks, subject: str) -> tuple[Schedule, Iterator]:

@@ -15,7 +15,8 @@ from .heuristics import NETWORK_ALGORITHMS, network_schedule
 from ..infra.budgets import check_schedule_memory, gossip_items
 from ..model.errors import ConfigError
 from ..model.schedules.bounds import bounds_for
-from ..model.schedules.ir import Schedule, dumps, load
+from ..model.schedules.ir import Schedule, dumps
+from ..model.schedules.read_rounds import load
 from ..model.schedules.validate import validate
 from .options import (add_config_arguments, checked_number, config_from_args, decimal, echo,
                       list_items, missing_config, positive_int, refuse_given)

@@ -18,8 +18,8 @@ from pipegossip import cli
 from pipegossip.model import inputs
 from pipegossip.model.errors import FormatError
 from pipegossip.model.schedules import read_rounds
-from pipegossip.model.schedules.ir import Message, Schedule, complete, dumps, load, loads
-from pipegossip.model.schedules.read_rounds import Streamed, open_schedule, validate_file
+from pipegossip.model.schedules.ir import Message, Schedule, complete, dumps, loads
+from pipegossip.model.schedules.read_rounds import Streamed, load, open_schedule, validate_file
 from pipegossip.model.schedules.validate import validate
 from schedule_faults import plant
 from test_schedules_validate_rounds import BASES, FAULTS
