@@ -31,14 +31,19 @@ import numpy as np
 
 from .errors import FormatError
 
-__all__ = ["MAX_INPUT_BYTES", "MAX_JSON_DEPTH", "STDIN", "check_input_file", "read_input_bytes",
-           "read_input_text", "read_input_json", "decompress_input", "inputs_read",
-           "forget_inputs", "strict_json"]
+__all__ = ["MAX_INPUT_BYTES", "MAX_JSON_DEPTH", "MAX_STREAM_BYTES", "STDIN", "check_input_file",
+           "read_input_bytes", "read_input_text", "read_input_json", "decompress_input",
+           "input_chunks", "inputs_read", "forget_inputs", "strict_json"]
 
 #: Largest text input read whole (orders, run-tables, schedules): 256 MiB. The
 #: same bound holds for standard input and for what a gzip file decompresses
 #: to: no compressed or piped input holds more than a file may.
 MAX_INPUT_BYTES = 256 << 20
+#: Most text an input read as a stream (a schedule past :data:`MAX_INPUT_BYTES`,
+#: checked round by round) may hold, decompressed: 16 GiB. It bounds the work of
+#: reading one (a gzip bomb of valid text is refused there); the memory is bounded by
+#: the reader's chunks, not by this.
+MAX_STREAM_BYTES = 16 << 30
 #: The name that stands for standard input.
 STDIN = "-"
 _CHUNK = 1 << 20
@@ -333,3 +338,86 @@ def read_input_json(path: str | os.PathLike, what: str, max_bytes: int = MAX_INP
         raise FormatError(f"{what} {name!r}: {e}") from None
     except RecursionError:
         raise FormatError(f"{what} {name!r} nests too deeply") from None
+
+
+def input_chunks(path: str | os.PathLike, what: str, max_bytes: int | None = None,
+                 chunk: int = _CHUNK):
+    """Yield the text bytes of an input (a file, or standard input for ``-``) a chunk at a
+    time, gunzipped when the bytes start as gzip does, refused past ``max_bytes``.
+
+    For inputs read as a stream: memory stays one chunk (and the decompressor's
+    window), whatever the input's size, and ``max_bytes`` (default
+    :data:`MAX_STREAM_BYTES`, read when called) bounds the work, counted on the text
+    as it comes, so a gzip bomb stops there. A NUL byte, which no text input holds,
+    is refused in the chunk that has it.
+
+    Raises
+    ------
+    FormatError
+        As :func:`read_input_bytes` and :func:`decompress_input` do.
+    """
+    limit = MAX_STREAM_BYTES if max_bytes is None else max_bytes
+    subject = _shown(what, path)
+    stdin = os.fspath(path) == STDIN
+    if stdin:
+        if sys.stdin is None or sys.stdin.closed:  # started with `<&-`
+            raise FormatError(f"cannot read {what} from standard input: it is closed")
+        try:
+            _note_input(os.fstat(sys.stdin.fileno()), "standard input")  # `< file`
+        except (OSError, ValueError):
+            pass  # a closed descriptor 0: the read below says so
+    f = sys.stdin.buffer if stdin else None
+    total = 0
+    gz = False
+
+    def counted(out: bytes) -> bytes:
+        nonlocal total
+        total += len(out)
+        if total > limit:
+            raise _over(subject, limit, "decompresses to" if gz else "holds")
+        if b"\0" in out:
+            raise FormatError(f"{subject} " + ("decompresses to binary data, not text"
+                                               if gz else "is binary, not text") + " (NUL byte)")
+        return out
+
+    try:
+        if f is None:
+            checked = check_input_file(path, what, None)
+            try:
+                f = open(checked, "rb")
+            except OSError as e:
+                raise FormatError(f"cannot read {subject}: {e.strerror}") from None
+        pending = f.read(chunk)
+        gz = pending[:2] == b"\x1f\x8b"
+        if not gz:
+            while pending:
+                yield counted(pending)
+                pending = f.read(chunk)
+            return
+        d = zlib.decompressobj(wbits=31)  # one gzip member; None between members
+        while True:
+            if not pending:
+                pending = f.read(chunk)
+                if not pending:
+                    break
+            if d is None:
+                pending = pending.lstrip(b"\0")  # zeros that pad the last member
+                if not pending:
+                    continue
+                d = zlib.decompressobj(wbits=31)
+            out = d.decompress(pending, chunk)
+            pending = d.unconsumed_tail
+            if out:
+                yield counted(out)
+            if d.eof:
+                pending, d = d.unused_data, None  # the rest of what it was given
+        if d is not None:
+            raise FormatError(f"{subject} is not a readable gzip file "
+                              "(compressed data ends early)")
+    except zlib.error as e:
+        raise FormatError(f"{subject} is not a readable gzip file ({e})") from None
+    except OSError as e:
+        raise FormatError(f"cannot read {subject}: {e.strerror}") from None
+    finally:
+        if f is not None and not stdin:
+            f.close()

@@ -47,7 +47,7 @@ def file_program(path: str | Path, width: int) -> Program:
     FormatError, ScheduleError, ProgramError
         An unreadable file, an invalid schedule, one the fabric cannot run.
     """
-    from ...model.schedules.ir import load
+    from ...model.schedules.read_rounds import load
 
     return compile_schedule(load(str(path)), width=width)
 

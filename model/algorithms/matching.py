@@ -113,6 +113,8 @@ class _State:
         self.K = np.zeros((n, len(items)), dtype=bool)
         self.K[items, np.arange(len(items))] = True
         self.keys = np.random.default_rng(2000).integers(0, 1 << 63, n, dtype=np.uint64)
+        #: Linear cost: senders of the same new items divide them (:func:`_choose`).
+        self.split = False
 
     def copy(self) -> _State:
         other = object.__new__(_State)
@@ -224,7 +226,7 @@ def _plan(state: _State, mate: np.ndarray, tau: float | None):
         if len(counts) and counts.max() > 0:
             s = _steps(state, dst, new, counts, tau)
             if s < counts.max():
-                new = _choose(state, mate, src, new, counts, s)
+                new = _choose(state, mate, src, new, counts, s, state.split)
         return _messages(state, src, dst, [new])
     step = max(1, BLOCK // max(1, K.shape[1]))
     return _messages(state, src, dst, (K[src[i:i + step]] & ~K[dst[i:i + step]]
@@ -266,19 +268,30 @@ def _steps(state: _State, dst: np.ndarray, new: np.ndarray, counts: np.ndarray,
 
 
 def _choose(state: _State, mate: np.ndarray, src: np.ndarray, new: np.ndarray,
-            counts: np.ndarray, s: int) -> np.ndarray:
-    """Keep each sender's ``s`` new items of highest priority (section 4.1)."""
+            counts: np.ndarray, s: int, split: bool = False) -> np.ndarray:
+    """Keep each sender's ``s`` new items of highest priority (section 4.1).
+
+    ``split``: senders that hold the same new items divide them between their calls
+    (the superpackets of the paper's Lemma 2 and section 3): each cut sender takes
+    first the items fewest of this round's messages carry yet, then by priority, so
+    that where the plain rule sends one top-``s`` set down several calls, the calls
+    carry different parts of it, at the same round cost."""
     _, (contrib, inverse), _ = state.weights_of(partner=mate)
     out = np.zeros_like(new)
+    small = counts <= s
+    out[small] = new[small]
+    carried = new[small].sum(axis=0) if split else None  # messages carrying each item
     for r in np.flatnonzero(counts > s):
         cand = np.flatnonzero(new[r])
         if state.weights == "bfs":
             pri = contrib[inverse[cand], src[r]]
         else:  # rarest first: the items the fewest nodes know
             pri = -state.K[:, cand].sum(axis=0).astype(np.float64)
-        out[r, cand[np.lexsort((cand, -pri))[:s]]] = True
-    small = counts <= s
-    out[small] = new[small]
+        keys = (cand, -pri) if carried is None else (cand, -pri, carried[cand])
+        chosen = cand[np.lexsort(keys)[:s]]
+        out[r, chosen] = True
+        if carried is not None:
+            carried[chosen] += 1
     return out
 
 
@@ -370,7 +383,8 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
                       tries: int = 1, seed: int = 0, first_try: int = 0,
                       candidates: int = CANDIDATES,
                       max_rounds: int | None = None, dist_exp_end: float | None = None,
-                      dist_decay: float = 0.9, deadline: float | None = None) -> Schedule:
+                      dist_decay: float = 0.9, deadline: float | None = None,
+                      split: bool = False) -> Schedule:
     """Telephone (``F1``) gossip or broadcast schedule by the matching heuristic.
 
     Parameters
@@ -419,6 +433,12 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         A ``time.process_time()`` value (CPU seconds of this process): past it,
         the run stops between rounds
         with :class:`OutOfTime`.
+    split : bool
+        Linear cost only: superpacket splitting. Where the ``s_opt`` cut leaves a
+        sender part of its new items, senders that hold the same new items divide
+        them between their calls (each takes first the items fewest of the round's
+        messages carry), as the holders of a superpacket do in the paper's Lemma 2,
+        instead of every one sending the same top-priority part.
 
     Returns
     -------
@@ -442,6 +462,8 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
         raise ValueError(f"matcher must be one of {', '.join(MATCHERS)}, got {matcher!r}")
     if tau is not None and not tau >= 0:
         raise ValueError(f"tau must be >= 0, got {tau}")
+    if split and tau is None:
+        raise ValueError("split (superpacket splitting) is for the linear-cost model: give tau")
     if not dist_exp >= 0 or lookahead < 0 or (num_exp is not None and not num_exp >= 0):
         raise ValueError("dist_exp, num_exp and lookahead must be >= 0")
     if tries < 1 or candidates < 1 or first_try < 0:
@@ -470,6 +492,7 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
             salt = (seed, attempt)
             rank = np.random.default_rng(salt).permutation(graph.m)
         state = _State(graph, items, weights, dist_exp, num_exp, rank)
+        state.split = split
         rounds = _run(state, matcher, tau, lookahead, candidates, salt, index, limit, decay,
                       deadline)
         R = len(rounds)
@@ -496,6 +519,7 @@ def matching_schedule(topo: Topology, *, primitive: str = "gossip", root: int | 
            + ("" if decay is None else f" lowered towards {decay[0]:g} by {decay[1]:g} per round")
            + f", {matcher} matching, {cost}, lookahead={lookahead}"
            + ("" if num_exp is None else f", num_exp={num_exp:g}")
+           + (", superpackets split" if split else "")
            + ("" if tries == 1 and not first_try else
               f", best of {tries} tie orders (seed {seed}"
               + (f", from run {first_try})" if first_try else ")")))

@@ -14,6 +14,8 @@
    setting first (last, after the greedy settings, over
    :data:`EXACT_FIRST_MAX_EDGES` edges while no candidate is there);
 4. the colouring search (the paper's section 6);
+   with ``tau``, also ``Dist_Exp`` lowered round by round (:data:`DECAYS`) and
+   superpacket splitting (``split``, on the first setting and the decays);
 5. look-ahead and random tie orders on the best setting, then up to
    :data:`MAX_RESTARTS` restarts (one tie order each) over the settings that
    reached the best R, while the budget lasts.
@@ -31,7 +33,7 @@ from ..schedules.ir import Schedule
 from ..schedules.topologies import Topology
 from ..schedules.validate import validate
 
-__all__ = ["best_schedule", "table6_string", "MATCHING_SETTINGS", "dimension_order", "setting_label",
+__all__ = ["best_schedule", "matching_runs", "table6_string", "MATCHING_SETTINGS", "dimension_order", "setting_label",
            "lower_bound", "DECAYS"]
 
 #: The matching heuristic's settings, ``(weights, num_exp, dist_exp)``: BFS weights with
@@ -148,6 +150,40 @@ MAX_RESTARTS = 64
 DECAYS = ((4.0, 1.0), (2.0, 0.5), (8.0, 1.0))
 
 
+def matching_runs(topo: Topology, primitive: str = "gossip", tau: float | None = None,
+                  matcher: str = "auto", settings=MATCHING_SETTINGS,
+                  exact_first: bool = True) -> dict[str, dict]:
+    """The portfolio's matching runs in the order it tries them: ``{label: keywords of
+    matching_schedule}`` (without ``tau``, ``primitive`` and ``root``).
+
+    ``exact_first``: on graphs where ``auto`` is greedy, the exact run goes first (else
+    last); :func:`best_schedule` decides it from the edges and the candidates so far."""
+    from .matching import EXACT_MAX_EDGES
+    greedy_auto = matcher == "auto" and topo.m > EXACT_MAX_EDGES
+    runs = {f"matching {setting_label(w, ne, de)}": {"weights": w, "num_exp": ne,
+                                                   "dist_exp": de}
+            for w, ne, de in settings}
+    if greedy_auto:
+        # "auto" is greedy here; the paper's figures are exact matchings, and on
+        # de Bruijn graphs greedy costs rounds (de Bruijn_10: 21 against 18). With
+        # no construction, this run is the one the budget cannot stop: minutes on
+        # Table 1's de Bruijn_13, where the cheap potential run gave 31 rounds. Past
+        # EXACT_FIRST_MAX_EDGES it comes last, under the deadline (one round may
+        # still overshoot it: a blossom cannot be stopped halfway).
+        exact = {f"matching {setting_label('bfs', None, 4.0)} exact":
+                 {"weights": "bfs", "num_exp": None, "dist_exp": 4.0, "matcher": "exact"}}
+        runs = {**exact, **runs} if exact_first else {**runs, **exact}
+    if tau is not None:  # linear cost: potential, the lowered Dist_Exp, the split, early
+        first = list(runs)[:1] + [r for r in runs if r == "matching potential"]
+        decays = {f"matching bfs de={a:g}>{b:g}": {"dist_exp": a, "dist_exp_end": b}
+                  for a, b in DECAYS}
+        split = {f"{name} split": {**kw, "split": True} for name, kw in
+                 [*((r, runs[r]) for r in first), *decays.items()]
+                 if kw.get("weights") != "potential"}
+        runs = {**{r: runs[r] for r in first}, **decays, **split, **runs}
+    return runs
+
+
 def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = None,
                   tau: float | None = None, budget: float = 60.0, seed: int = 0,
                   settings=MATCHING_SETTINGS, matcher: str = "auto",
@@ -236,24 +272,7 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
     if (best is None and topo.n > CHEAP_FIRST_NODES and not greedy_auto
             and primitive == "gossip"):
         matching("matching potential", tau=tau, weights="potential")  # the budget cannot stop it
-    runs = {f"matching {setting_label(w, ne, de)}": {"weights": w, "num_exp": ne,
-                                                       "dist_exp": de}
-            for w, ne, de in settings}
-    if greedy_auto:
-        # "auto" is greedy here; the paper's figures are exact matchings, and on
-        # de Bruijn graphs greedy costs rounds (de Bruijn_10: 21 against 18). With
-        # no construction, this run is the one the budget cannot stop: minutes on
-        # Table 1's de Bruijn_13, where the cheap potential run gave 31 rounds. Past
-        # EXACT_FIRST_MAX_EDGES it comes last, under the deadline (one round may
-        # still overshoot it: a blossom cannot be stopped halfway).
-        exact = {f"matching {setting_label('bfs', None, 4.0)} exact":
-                 {"weights": "bfs", "num_exp": None, "dist_exp": 4.0, "matcher": "exact"}}
-        runs = {**exact, **runs} if exact_first else {**runs, **exact}
-    if tau is not None:  # linear cost: potential and the lowered Dist_Exp early
-        first = list(runs)[:1] + [r for r in runs if r == "matching potential"]
-        runs = {**{r: runs[r] for r in first},
-                **{f"matching bfs de={a:g}>{b:g}": {"dist_exp": a, "dist_exp_end": b}
-                   for a, b in DECAYS}, **runs}
+    runs = matching_runs(topo, primitive, tau, matcher, settings, exact_first)
     for name, kw in runs.items():
         if any(t[0] == name for t in tried):  # the cheap first run
             continue
@@ -280,7 +299,9 @@ def best_schedule(topo: Topology, primitive: str = "gossip", root: int | None = 
                 break
             label = name + " " + " ".join(k if v is True else f"{k}={v}"
                                           for k, v in extra.items())
-            matching(label, tau=None if "unit cost" in extra else tau, **kw,
+            unit = "unit cost" in extra  # (splitting divides what a linear-cost cut leaves)
+            matching(label, tau=None if unit else tau,
+                     **{k: v for k, v in kw.items() if not (unit and k == "split")},
                      **{k: v for k, v in extra.items() if k != "unit cost"})
         # Random restarts while the budget lasts, one tie order at a time (runs 8,
         # 9, ... of the sequence whose runs 0-7 were the 8 tries above), taking turns

@@ -321,6 +321,24 @@ def loads(data: bytes | str) -> Schedule:
         are the validator's job.
     """
     obj = _decode(data.encode() if isinstance(data, str) else data)
+    head = _header(obj)
+    rounds = obj["rounds"]
+    if not isinstance(rounds, list):
+        raise FormatError("rounds must be a list of rounds")
+    round_ptr, src, dst_ptr, dst, item_ptr, items = [0], [], [0], [], [0], []
+    for r, rnd in enumerate(rounds, 1):
+        if not isinstance(rnd, list):
+            raise FormatError(f"round {r}: must be a list of messages")
+        for m, msg in enumerate(rnd):
+            _message(msg, f"round {r}, message {m}", src, dst, dst_ptr, items, item_ptr)
+        round_ptr.append(len(src))
+    return Schedule(round_ptr=round_ptr, src=src, dst_ptr=dst_ptr, dst=dst, item_ptr=item_ptr,
+                    items=items, **head)
+
+
+def _header(obj: object) -> dict:
+    """The checked header keys of a decoded schedule file (every key but ``rounds``, whose
+    presence is checked): ``Schedule`` keyword arguments."""
     if not isinstance(obj, dict):
         raise FormatError("a schedule file holds one JSON object")
     unknown = [k for k in obj if k not in _KEYS]
@@ -345,29 +363,6 @@ def loads(data: bytes | str) -> Schedule:
     if bad:
         raise FormatError(f"origin: unknown key {json_text(bad[0])} (expected algorithm, source)")
     topo = topology_from_json(obj["topology"])
-    rounds = obj["rounds"]
-    if not isinstance(rounds, list):
-        raise FormatError("rounds must be a list of rounds")
-    round_ptr, src, dst_ptr, dst, item_ptr, items = [0], [], [0], [], [0], []
-    for r, rnd in enumerate(rounds, 1):
-        if not isinstance(rnd, list):
-            raise FormatError(f"round {r}: must be a list of messages")
-        for m, msg in enumerate(rnd):
-            where = f"round {r}, message {m}"
-            if not isinstance(msg, dict):
-                raise FormatError(f"{where}: must be an object")
-            if len(msg) != 3 or any(k not in msg for k in _MSG_KEYS):
-                extra = [k for k in msg if k not in _MSG_KEYS]
-                what = f"unknown key {json_text(extra[0])}" if extra else "missing key"
-                raise FormatError(f"{where}: {what} (expected src, dst, items)")
-            src.append(_int(msg["src"], f"{where}: src"))
-            if not isinstance(msg["dst"], list) or not isinstance(msg["items"], list):
-                raise FormatError(f"{where}: dst and items must be lists")
-            dst.extend(_int(x, f"{where}: dst entry") for x in msg["dst"])
-            dst_ptr.append(len(dst))
-            items.extend(Q_ID if x == Q else _item(x, f"{where}: item") for x in msg["items"])
-            item_ptr.append(len(items))
-        round_ptr.append(len(src))
     p = obj["p"]
     if p is not None:
         p = _int(p, "p")
@@ -375,20 +370,38 @@ def loads(data: bytes | str) -> Schedule:
     for key in ("model", "primitive"):
         if not isinstance(obj[key], str):
             raise FormatError(f"{key} must be a string, got {json_text(obj[key])}")
-    return Schedule(topology=topo, model=obj["model"], p=p, round_ptr=round_ptr, src=src,
-                    dst_ptr=dst_ptr, dst=dst, item_ptr=item_ptr, items=items,
-                    primitive=obj["primitive"], root=root,
-                    origin={k: origin.get(k, "") for k in _ORIGIN_KEYS})
+    return dict(topology=topo, model=obj["model"], p=p, primitive=obj["primitive"], root=root,
+                origin={k: origin.get(k, "") for k in _ORIGIN_KEYS})
+
+
+def _message(msg: object, where: str, src: list, dst: list, dst_ptr: list, items: list,
+             item_ptr: list) -> None:
+    """Check one decoded message and append it to the column lists."""
+    if not isinstance(msg, dict):
+        raise FormatError(f"{where}: must be an object")
+    if len(msg) != 3 or any(k not in msg for k in _MSG_KEYS):
+        extra = [k for k in msg if k not in _MSG_KEYS]
+        what = f"unknown key {json_text(extra[0])}" if extra else "missing key"
+        raise FormatError(f"{where}: {what} (expected src, dst, items)")
+    src.append(_int(msg["src"], f"{where}: src"))
+    if not isinstance(msg["dst"], list) or not isinstance(msg["items"], list):
+        raise FormatError(f"{where}: dst and items must be lists")
+    dst.extend(_int(x, f"{where}: dst entry") for x in msg["dst"])
+    dst_ptr.append(len(dst))
+    items.extend(Q_ID if x == Q else _item(x, f"{where}: item") for x in msg["items"])
+    item_ptr.append(len(items))
 
 
 def load(path) -> Schedule:
-    """Read a ``.json`` or ``.json.gz`` schedule file (gzip is detected by content).
+    """Read a ``.json`` or ``.json.gz`` schedule file of at most 256 MiB of text, whole
+    (gzip is detected by content).
 
     The file goes through the one input reader
     (:func:`pipegossip.model.inputs.read_input_bytes`): folders, FIFOs,
     devices and oversized files are refused before anything is read; ``-``
     is standard input, counted as it is read; a gzip file's bytes are
     counted as they are decompressed (:data:`~pipegossip.model.inputs.MAX_INPUT_BYTES`).
+    :func:`~.read_rounds.load` also reads larger files, round by round.
     """
     data = read_input_bytes(path, "schedule file")
     shown = "<stdin>" if os.fspath(path) == STDIN else os.fspath(path)

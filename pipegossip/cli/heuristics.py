@@ -47,7 +47,7 @@ MATCHING_OPTIONS = (("--tau", "tau", None), ("--lookahead", "lookahead", 0),
                     ("--weights", "weights", "bfs"), ("--dist-exp", "dist_exp", 4.0),
                     ("--matcher", "matcher", "auto"), ("--num-exp", "num_exp", None),
                     ("--tries", "tries", 1), ("--candidates", "candidates", 4),
-                    ("--primitive", "primitive", "gossip"))
+                    ("--split", "split", False), ("--primitive", "primitive", "gossip"))
 #: Every option of ``add_network_arguments``: none applies to another generator.
 NETWORK_OPTIONS = (("--a", "a", None), ("--b", "b", None), ("--colors", "colors", None),
                    *MATCHING_OPTIONS)
@@ -81,6 +81,9 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--num-exp", type=finite_float, default=None,
                    help="matching: the paper's Num_Exp, an even split over bce_v (default: "
                    "split by shortest paths)")
+    g.add_argument("--split", action="store_true",
+                   help="matching, with --tau: superpacket splitting (senders of the same new "
+                   "items divide them between their calls, as in the paper's Lemma 2)")
     g.add_argument("--tries", type=_TRIES, default=1,
                    help="matching: best of this many tie orders (natural, then random from "
                    "--seed); default 1")
@@ -150,29 +153,53 @@ def network_schedule(args: argparse.Namespace):
         raise UsageError("--lookahead, --tau, --dist-exp and --num-exp must be >= 0")
     if args.tries < 1 or args.candidates < 1:
         raise UsageError("--tries and --candidates must be >= 1")
+    if args.split and args.tau is None:
+        raise UsageError("--split needs --tau (it divides the items a linear-cost round cuts)")
     try:
         return matching_schedule(topo, primitive=args.primitive, root=args.root, tau=args.tau,
                                  weights=args.weights, dist_exp=args.dist_exp,
                                  matcher=args.matcher, lookahead=args.lookahead,
                                  num_exp=args.num_exp, tries=args.tries,
-                                 seed=args.seed or 0, candidates=args.candidates)
+                                 seed=args.seed or 0, candidates=args.candidates,
+                                 split=args.split)
     except ValueError as e:
         raise UsageError(f"matching: {e}") from None
 
 
 def _best(args: argparse.Namespace, topo):
-    """``schedule best``: the portfolio of :mod:`.model.algorithms.portfolio`."""
+    """``schedule best``: the portfolio of :mod:`.model.algorithms.portfolio`, in this
+    process or, with ``--workers``/``--scheduler``, spread over Dask
+    (:mod:`..sweeps.portfolio`)."""
     from ..model.algorithms.portfolio import best_schedule
+    from ..sweeps.store import DEFAULT_STORE
     given = [o for o, bad in (("--colors", args.colors is not None),
                               ("--lookahead", args.lookahead), ("--num-exp", args.num_exp
                                                                  is not None),
                               ("--tries", args.tries != 1), ("--weights", args.weights != "bfs"),
+                              ("--split", args.split),
                               ("--dist-exp", args.dist_exp != 4.0)) if bad]
     if given:
         raise UsageError(f"best: {given[0]} does not apply (the portfolio tries every setting)")
     if args.tau is not None and not args.tau >= 0:
         raise UsageError("--tau must be >= 0")
+    if args.workers is not None and args.scheduler is not None:
+        raise UsageError("best: --workers sizes a local cluster; it cannot be combined with "
+                         "--scheduler")
+    spread = args.workers is not None or args.scheduler is not None
+    if not spread and (args.no_cache or args.store != DEFAULT_STORE):
+        raise UsageError("best: --store and --no-cache apply with --workers or --scheduler")
     try:
+        if spread:
+            from pathlib import Path
+
+            from ..sweeps.portfolio import spread_best
+            from ..sweeps.runner import SweepOptions
+            options = SweepOptions(store=Path(args.store), workers=args.workers,
+                                   scheduler=args.scheduler, cache=not args.no_cache)
+            s, _, info = spread_best(topo, options, primitive=args.primitive, root=args.root,
+                                     tau=args.tau, budget=args.budget, seed=args.seed or 0,
+                                     matcher=args.matcher)
+            return s
         return best_schedule(topo, primitive=args.primitive, root=args.root, tau=args.tau,
                              budget=args.budget, seed=args.seed or 0, matcher=args.matcher)[0]
     except ValueError as e:

@@ -118,7 +118,7 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
     ProgramError
         A schedule the network fabric cannot run (depth, a part of an accumulator).
     """
-    from ..model.schedules.ir import load
+    from ..model.schedules.read_rounds import load
     from ..model.schedules.validate import check
     from ..sim.network.cosim import cosim_network
     if store == "single" and bank_depth is not None:
@@ -211,7 +211,7 @@ def plot_target(args: argparse.Namespace) -> str | None:
     if len(args.schedule) != 1:
         raise UsageError(f"--plot draws one schedule's run; {len(args.schedule)} "
                          "schedules were given")
-    from ..model.schedules.ir import load
+    from ..model.schedules.read_rounds import load
     s = load(args.schedule[0])
     ports = 2 * s.topology.m
     if ports > MAX_LINKS or s.rounds_total > MAX_CYCLES:

@@ -92,7 +92,7 @@ def compile_image(path: str, width: int = 8, depth: int | None = None,
     """
     from ..hw.ports import ScheduleSize
     from ..hw.schedule.image import schedule_image
-    from ..model.schedules.ir import load
+    from ..model.schedules.read_rounds import load
     from ..model.schedules.program import compile_schedule
     from ..model.schedules.validate import check
     s = load(path)
@@ -112,7 +112,7 @@ def compile_network_image(path: str, width: int = 8, depth: int | None = None,
     """As :func:`compile_image`, for the network fabric of ``topology`` (default the
     schedule's own); ``size`` is a :class:`~pipegossip.hw.ports.NetworkSize`."""
     from ..hw.network.image import network_image, network_image_size
-    from ..model.schedules.ir import load
+    from ..model.schedules.read_rounds import load
     from ..model.schedules.network_program import compile_network
     from ..model.schedules.validate import check
     from .network_hw import check_network_size

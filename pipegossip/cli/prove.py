@@ -213,7 +213,7 @@ MAX_NETWORK_NODES = 8
 
 def _network_schedule(args: argparse.Namespace):
     """The schedule and its fabric's topology that ``prove --fabric network`` loads."""
-    from ..model.schedules.ir import load
+    from ..model.schedules.read_rounds import load
     from .network_hw import network_topology
 
     topo = None

@@ -15,7 +15,8 @@ from .heuristics import NETWORK_ALGORITHMS, network_schedule
 from ..infra.budgets import check_schedule_memory, gossip_items
 from ..model.errors import ConfigError
 from ..model.schedules.bounds import bounds_for
-from ..model.schedules.ir import Schedule, dumps, load
+from ..model.schedules.ir import Schedule, dumps
+from ..model.schedules.read_rounds import load
 from ..model.schedules.validate import validate
 from .options import (add_config_arguments, checked_number, config_from_args, decimal, echo,
                       list_items, missing_config, positive_int, refuse_given)
@@ -64,9 +65,10 @@ ALGORITHM_OPTIONS = {
     "polling-complete": ("k", "root"), "polling-hypercube": ("k", "root"),
     "polling-general": ("n", "root"),
     "matching": (*_SIZES, "primitive", "root", "tau", "lookahead", "weights", "dist_exp",
-                 "matcher", "num_exp", "tries", "candidates", "seed"),
+                 "matcher", "num_exp", "split", "tries", "candidates", "seed"),
     "coloring": (*_SIZES, "colors"),
-    "best": (*_SIZES, "primitive", "root", "tau", "matcher", "budget", "seed"),
+    "best": (*_SIZES, "primitive", "root", "tau", "matcher", "budget", "seed", "workers",
+             "scheduler", "store", "no_cache"),
     "reduce": (*_SIZES, "root", "p"),
     "allreduce": (*_SIZES, "p"), "all-port": (*_SIZES, "p"),
 }
@@ -86,6 +88,8 @@ _N_HELP = {"recursive-doubling": "nodes (a power of two on the hypercube, or giv
 def _options():
     """``name -> (flags, argparse keywords)`` of every generator option."""
     from .heuristics import _BUDGET, _CANDIDATES, _LOOKAHEAD, _TRIES
+    from ..sweeps.runner import _address, _workers
+    from ..sweeps.store import DEFAULT_STORE
     from .options import finite_float
     return {
         "topology": (("--topology",), dict(default="complete", metavar="NAME",
@@ -121,6 +125,10 @@ def _options():
         "num_exp": (("--num-exp",), dict(type=finite_float, default=None,
                                         help="the paper's Num_Exp, an even split over bce_v "
                                         "(default: split by shortest paths)")),
+        "split": (("--split",), dict(action="store_true", default=False,
+                                    help="with --tau: superpacket splitting (senders of the "
+                                    "same new items divide them between their calls, as in "
+                                    "the paper's Lemma 2)")),
         "tries": (("--tries",), dict(type=_TRIES, default=1,
                                     help="best of this many tie orders (natural, then random "
                                     "from --seed); default 1")),
@@ -130,6 +138,18 @@ def _options():
         "budget": (("--budget",), dict(type=_BUDGET, default=60.0, metavar="SECONDS",
                                       help="seconds for the portfolio after its first "
                                       "candidates (default 60)")),
+        "workers": (("--workers",), dict(type=_workers, default=None, metavar="N",
+                                        help="spread the portfolio's candidates over N local "
+                                        "Dask workers (default: one process, every core)")),
+        "scheduler": (("--scheduler",), dict(type=_address, default=None, metavar="ADDRESS",
+                                            help="spread them over the Dask cluster at "
+                                            "ADDRESS (tcp://HOST:PORT)")),
+        "store": (("--store",), dict(default=DEFAULT_STORE, metavar="DIR",
+                                    help="with --workers/--scheduler: the sweep store that "
+                                    f"caches the candidates (default {DEFAULT_STORE})")),
+        "no_cache": (("--no-cache",), dict(action="store_true", default=False,
+                                          help="with --workers/--scheduler: run every "
+                                          "candidate again")),
         "seed": (("--seed",), dict(type=decimal, default=None,
                                   help="seed of the random tie orders (default 0)")),
     }
@@ -308,7 +328,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     return 0
 
 
-def _metrics_text(s: Schedule, v) -> str:
+def _metrics_text(s: Schedule, v, streamed: bool = False) -> str:
     bounds = bounds_for(s, v.items_per_node)
     lines = [f"valid {s.primitive} schedule: n={s.n} model={s.model} "
              f"p={s.p if s.p is not None else 'unlimited'} topology={s.topology.name}",
@@ -319,7 +339,9 @@ def _metrics_text(s: Schedule, v) -> str:
               f"efficiency {v.efficiency:.4f}"]
     lines += [f"bound {b}" for b in bounds] or ["bound none known for this model/topology"]
     lines.append("busy " + " ".join(map(str, v.busy)))
-    for fabric, need in _fabric_needs(s).items():
+    if streamed:
+        lines.append("read as a stream (over the held limit): checked round by round")
+    for fabric, need in _fabric_needs(s, streamed).items():
         lines.append(f"{fabric} fabric: " + (f"refused: {need['refused']}" if "refused" in need
                      else f"depth {need['depth']} (cycles), slots {need['slots']}"
                      + (f", bank depth {need['bank_depth']}" if "bank_depth" in need else "")))
@@ -330,16 +352,18 @@ def _metrics_text(s: Schedule, v) -> str:
 FABRIC_NEEDS_MESSAGES = 1 << 18
 
 
-def _fabric_needs(s: Schedule) -> dict:
+def _fabric_needs(s: Schedule, streamed: bool = False) -> dict:
     """The smallest build of each schedule-driven fabric that runs ``s``.
 
     ``{"schedule": {"depth", "slots"}, "network": {"depth", "slots", "bank_depth"}}``; a
-    fabric that cannot run ``s`` gets ``{"refused": why}`` instead.
+    fabric that cannot run ``s`` gets ``{"refused": why}`` instead. A streamed file
+    (``s`` its header alone) is not compiled.
     """
     from ..model.schedules.network_program import compile_network
     from ..model.schedules.program import ProgramError, compile_schedule
-    if s.messages > FABRIC_NEEDS_MESSAGES:
-        why = f"not compiled by check (over {FABRIC_NEEDS_MESSAGES:,} messages)"
+    if streamed or s.messages > FABRIC_NEEDS_MESSAGES:
+        why = ("not compiled by check (read as a stream)" if streamed else
+               f"not compiled by check (over {FABRIC_NEEDS_MESSAGES:,} messages)")
         return {"schedule": {"refused": why}, "network": {"refused": why}}
     needs = {}
     try:
@@ -357,26 +381,40 @@ def _fabric_needs(s: Schedule) -> dict:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ..model.schedules.problems import MAX_PROBLEMS, problems
-    s = load(args.file)
-    v = validate(s)
-    found, more = problems(s) if not v.valid else ([], False)
+    from ..model.schedules.read_rounds import Streamed, open_schedule, validate_file
+    opened = open_schedule(args.file)
+    streamed = isinstance(opened, Streamed)
+    if streamed:
+        # past the held limit: checked round by round, never held; the first problem
+        # only (finding more leaves a message out and checks again: that needs it all)
+        s = opened.header
+        v = validate_file(opened)
+        found, more = ([v.exception] if not v.valid else []), False
+    else:
+        s = opened
+        v = validate(s)
+        found, more = problems(s) if not v.valid else ([], False)
     if args.format == "json":
         out = v.to_json()
         out["bounds"] = [{"metric": b.metric, "value": b.value, "kind": b.kind,
                           "source": b.source} for b in bounds_for(s, v.items_per_node)]
         out["problems"] = [str(e) for e in found]
         out["more_problems"] = more
+        out["streamed"] = streamed
         if v.valid:
-            out["fabrics"] = _fabric_needs(s)
+            out["fabrics"] = _fabric_needs(s, streamed)
         print(json.dumps(out))
     elif v.valid:
-        sys.stdout.write(_metrics_text(s, v))
+        sys.stdout.write(_metrics_text(s, v, streamed))
     if not v.valid:
         for e in found:
             print(f"{typed_command()}: invalid: {e}", file=sys.stderr)
         if more:
             print(f"{typed_command()}: the first {MAX_PROBLEMS} problems are shown; more may "
                   "follow", file=sys.stderr)
+        elif streamed:
+            print("pipegossip check: the file was read as a stream: only its first problem "
+                  "is shown", file=sys.stderr)
         return 1
     return 0
 

@@ -82,7 +82,7 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
         A stream whose fabric would exceed the ``fabric-bits`` budget.
     """
     from ..model.errors import FormatError
-    from ..model.schedules.ir import load
+    from ..model.schedules.read_rounds import load
     from ..model.schedules.program import cycles_for
     from ..model.schedules.validate import check
     from ..sim.schedule.cosim import cosim_schedules

@@ -485,7 +485,7 @@ def _fast_runs(args: argparse.Namespace, n: int) -> int:
 def _bench_network(args: argparse.Namespace) -> int:
     """``sim bench --fabric network``: trace and fast mode side by side per schedule."""
     from . import UsageError
-    from ..model.schedules.ir import load
+    from ..model.schedules.read_rounds import load
     from ..model.schedules.validate import check
     from ..sim.network.bench import bench_network, load_average
 

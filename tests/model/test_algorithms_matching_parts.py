@@ -335,3 +335,43 @@ def test_lookahead_suppresses_a_tenth_of_the_matched_edges(monkeypatch):
     assert used == 18 and seen[0][1] is None
     cut = [k for _, k in seen[1:] if k is not None]
     assert cut == [max(1, used // 10)] * 2  # two other candidates, 1 edge each
+
+
+# ------------------------------------------------- superpacket splitting
+#: Graphs and tau where splitting lowers T = R + tau S at Dist_Exp 2, exact matching
+#: (measured; elsewhere it can cost, which is why it is a setting of the portfolio).
+SPLIT_WINS = [("debruijn", {"k": 6}, 0.5), ("shuffle_exchange", {"k": 6}, 0.5),
+              ("mesh", {"a": 8, "b": 8}, 2.0)]
+
+
+@pytest.mark.parametrize("name,params,tau", SPLIT_WINS)
+def test_superpacket_splitting_wins_where_holders_share_their_new_items(name, params, tau):
+    topo = topology(name, **params)
+    plain, split = (validate(matching_schedule(topo, tau=tau, dist_exp=2.0, matcher="exact",
+                                               split=x)) for x in (False, True))
+    assert plain.valid and split.valid
+    assert split.R + tau * split.S < plain.R + tau * plain.S
+
+
+def test_split_senders_divide_the_items_they_share():
+    # a star K_{1,3} around node 0 after node 0 learnt everything but its leaves did not:
+    # three leaves would get the same top item; split, they get different ones
+    topo = topology("explicit", n=5, edges=[[0, 1], [0, 2], [0, 3], [0, 4], [1, 2], [3, 4]])
+    g = _Graph(topo)
+    st = _State(g, np.arange(5), "bfs", 2.0)
+    st.K[1, :] = st.K[3, :] = True  # 1 and 3 know everything; 2 and 4 only their own
+    mate = np.full(5, -1, np.int64)
+    mate[[1, 2, 3, 4]] = [2, 1, 4, 3]
+    src, dst = np.array([1, 3]), np.array([2, 4])
+    new = st.K[src] & ~st.K[dst]
+    counts = new.sum(axis=1)
+    same = mm._choose(st, mate, src, new, counts, 1, split=False)
+    apart = mm._choose(st, mate, src, new, counts, 1, split=True)
+    assert same.sum(axis=1).tolist() == apart.sum(axis=1).tolist() == [1, 1]
+    assert (apart[0] & apart[1]).sum() == 0  # divided: no item down both calls
+    assert (apart <= new).all()
+
+
+def test_split_needs_linear_cost():
+    with pytest.raises(ValueError, match="linear-cost"):
+        matching_schedule(topology("cycle", n=6), split=True)

@@ -62,8 +62,12 @@ def _arguments(label: str, tau):
             kw["matcher"] = "exact"
         elif word == "unit":
             kw["tau"] = None
+        elif word == "split":
+            kw["split"] = True
         else:
             assert word in ("bfs", "bce", "cost"), label
+    if kw["tau"] is None:  # the unit-cost extra of a split run: nothing to split
+        kw.pop("split", None)
     return kw
 
 
@@ -134,13 +138,14 @@ def test_linear_cost_order_potential_and_decays_early_unit_cost_extra_first(name
     s, tried = best_schedule(topo, tau=tau, budget=60, stop_at_bound=False)
     names = [t[0] for t in tried if "improved" not in t[0]]
     decays = [f"matching bfs de={a:g}>{b:g}" for a, b in DECAYS]
-    assert names[:5] == ["matching bfs de=2", "matching potential", *decays]
-    assert names[5:12] == ["matching " + x for x in SETTINGS[1:8]]
-    assert names[12].startswith("coloring ")
+    split = [x + " split" for x in ["matching bfs de=2", *decays]]  # not potential
+    assert names[:9] == ["matching bfs de=2", "matching potential", *decays, *split]
+    assert names[9:16] == ["matching " + x for x in SETTINGS[1:8]]
+    assert names[16].startswith("coloring ")
     runs = [t for t in tried if t[0].startswith("matching") and len(t[0].split()) <= 4
-            and "improved" not in t[0]][:12]
+            and "improved" not in t[0]][:16]
     best_run = _winner(runs, tau)[0]
-    assert names[13:] == [best_run + " unit cost", best_run + " lookahead=1",
+    assert names[17:] == [best_run + " unit cost", best_run + " lookahead=1",
                           best_run + " tries=8 seed=0", best_run + " lookahead=2"]
     _check_matching_runs(topo, tried, tau)
     _check_origin(s, tried, tau)
