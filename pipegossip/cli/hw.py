@@ -81,7 +81,7 @@ def _verilog_network(args: argparse.Namespace) -> int:
     op = args.op or "sum"
     store = args.store or "banks"
     write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op,
-                          args.bank_depth, store)
+                          args.bank_depth, store, args.node or "wire")
     if args.output:
         kept = (f"bank_depth={args.bank_depth or args.slots or topo.n}" if store == "banks"
                 else f"store={store}")
