@@ -98,7 +98,11 @@ def test_every_fault_has_the_same_first_mismatch_on_both_nodes(fault):
     assert va.first_mismatch.to_json() == vb.first_mismatch.to_json()
 
 
-@pytest.mark.parametrize("fault", ["drop", "misroute", "word"])
+SLOW = pytest.mark.slow  # the fast top in Amaranth's simulator: a minute or more each
+
+
+@pytest.mark.parametrize("fault", ["drop", pytest.param("misroute", marks=SLOW),
+                                   pytest.param("word", marks=SLOW)])
 def test_the_fast_mode_finds_a_fault_on_the_reg_node_where_the_trace_mode_does(fault):
     p = allport_gossip(HC3)
     kw = dict(simulator="amaranth", fault=fault, node="reg", rerun=False)
@@ -110,6 +114,7 @@ def test_the_fast_mode_finds_a_fault_on_the_reg_node_where_the_trace_mode_does(f
     assert (ff.kind, ff.cycle, ff.processor) == (ft.kind, ft.cycle, ft.processor)
 
 
+@SLOW
 def test_the_fast_mode_matches_on_the_reg_node():
     report = cosim_network([("ap", allport_gossip(HC3)), ("poll", polling_hypercube(3))],
                            simulator="amaranth", mode="fast", node="reg")
