@@ -87,7 +87,9 @@ def _verilog_network(args: argparse.Namespace) -> int:
                 else f"store={store}")
         print(f"wrote {args.output}: network fabric, {topo.name} n={topo.n} "
               f"({2 * topo.m} link ends), width={args.width}, depth={depth}, "
-              f"slots={args.slots or topo.n}, {kept}, op={op}", file=sys.stderr)
+              f"slots={args.slots or topo.n}, {kept}, op={op}"
+              + ("" if (args.node or "wire") == "wire" else f", node={args.node}"),
+              file=sys.stderr)
     return 0
 
 
