@@ -87,7 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", choices=("banks", "single"), default=None,
                    help="--fabric network: the nodes' item store (banks, default; single: "
                    "one flip-flop store per node, as `hw fpga` builds for iCE40)")
-    from .network_hw_cli import add_node_argument
+    from .network_hw import add_node_argument
     add_node_argument(p)
     p.add_argument("--fault", choices=("drop", "misroute", "combine", "word", "acc",
                                         "directory"), default=None,
