@@ -204,3 +204,12 @@ def test_bad_node_parameters_are_refused():
         network_size(HC3, trace=False)
     with pytest.raises(TypeError, match="trace must be a bool"):
         RegNode(3, 8, 8, 8, trace=1)
+
+
+def test_the_command_line_takes_node_for_the_network_fabric_only(capsys):
+    from pipegossip.cli import main
+    assert main(["sim", "cosim", "--node", "reg", "--schedule", "x.json"]) == 2
+    assert "--node applies only to --fabric network" in capsys.readouterr().err
+    assert main(["hw", "fpga", "--fabric", "network", "--topology", "hypercube", "--k", "3",
+                 "--no-trace", "-o", "out/never"]) == 2
+    assert "needs --node reg" in capsys.readouterr().err
