@@ -333,6 +333,12 @@ __all__ += ["ScheduleSize", "SchedulePortSpec", "SCHEDULE_PORTS", "schedule_port
 #: ``single`` (one store of ``slots`` words in flip-flops, for devices without such RAM).
 STORES = ("banks", "single")
 
+#: The network fabric's nodes (``pipegossip.hw.network``): ``wire`` (a link is a wire
+#: from an unclocked bank read into the neighbour's adder, ``node.NetworkNode``) or
+#: ``reg`` (registered link ends, ``reg_node.RegNode``); the ports and every cycle at
+#: them are the same.
+NODES = ("wire", "reg")
+
 
 @dataclass(frozen=True)
 class NetworkSize(ScheduleSize):
@@ -340,14 +346,18 @@ class NetworkSize(ScheduleSize):
 
     As :class:`ScheduleSize`, plus ``ports`` (link ends: twice the edges),
     ``entry_width`` (the widest node's program entry), ``bank_depth``
-    (words per store bank, ``None`` for ``slots``) and ``store`` (the
-    nodes' item store, one of :data:`STORES`; the ports do not depend on it).
+    (words per store bank, ``None`` for ``slots``), ``store`` (the
+    nodes' item store, one of :data:`STORES`; the ports do not depend on it),
+    ``node`` (one of :data:`NODES`; nor on it) and ``trace`` (``False``: the
+    lean build, without the per-port ``tx``/``rx`` trace groups).
     """
 
     ports: int = 0
     entry_width: int = 1
     bank_depth: int | None = None  # words per store bank; None: ``slots``
     store: str = "banks"  # the nodes' item store (:data:`STORES`)
+    node: str = "wire"  # the nodes' design (:data:`NODES`)
+    trace: bool = True  # the per-port trace outputs (``tx__*``, ``rx__*``) exist
 
     @property
     def entry_bits(self) -> int:
@@ -394,6 +404,8 @@ def network_ports(size: NetworkSize) -> list[Port]:
     """Every Verilog port of a network fabric of ``size``, in signature order."""
     out: list[Port] = []
     for spec in NETWORK_PORTS:  # one group at a time, array entry by array entry
+        if spec.per_link and not size.trace:
+            continue  # the lean build has no trace ports
         if any(p.name.startswith(f"{spec.group}__") or p.name == spec.group for p in out):
             continue
         members = [s for s in NETWORK_PORTS if s.group == spec.group]
@@ -402,4 +414,5 @@ def network_ports(size: NetworkSize) -> list[Port]:
     return out
 
 
-__all__ += ["NetworkSize", "NetworkPortSpec", "NETWORK_PORTS", "network_ports", "STORES"]
+__all__ += ["NetworkSize", "NetworkPortSpec", "NETWORK_PORTS", "network_ports", "STORES",
+            "NODES"]

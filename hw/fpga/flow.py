@@ -109,7 +109,8 @@ class FlowJob:
             params = "-".join(str(v) for k, v in topo.params.items() if k != "edges")
             bank = "" if z.bank_depth is None else f"-b{z.bank_depth}"
             store = "" if z.store == "banks" else f"-{z.store}"
-            return f"network-{topo.name}{params}-{op}-d{z.depth}{bank}{store}"
+            node = ("" if z.node == "wire" else f"-{z.node}") + ("" if z.trace else "-lean")
+            return f"network-{topo.name}{params}-{op}-d{z.depth}{bank}{store}{node}"
         if isinstance(self.config, ScheduleSize):
             z = self.config
             return f"schedule-n{z.n}-d{z.depth}" + (f"-s{z.slots}" if z.slots != z.n else "")
@@ -123,7 +124,9 @@ class FlowJob:
             return (f"network fabric {self.network[0].name} n={z.n} ports={z.ports} "
                     f"depth={z.depth} slots={z.slots} "
                     + (f"bank_depth={z.bank_depth or z.slots}" if z.store == "banks"
-                       else f"store={z.store}") + f" op={self.network[1]}")
+                       else f"store={z.store}") + f" op={self.network[1]}"
+                    + ("" if z.node == "wire" else f" node={z.node}")
+                    + ("" if z.trace else " lean"))
         if isinstance(self.config, ScheduleSize):
             z = self.config
             return f"schedule fabric n={z.n} depth={z.depth} slots={z.slots}"
@@ -218,7 +221,8 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
                     op: str = "sum", device: str | None = None,
                     clock_mhz: float | None = None, pnr_seed: int = 1,
                     bank_depth: int | None = None, store: str | None = None,
-                    board: str | None = None, image: list[int] | None = None) -> FlowJob:
+                    board: str | None = None, image: list[int] | None = None,
+                    node: str = "wire", trace: bool = True) -> FlowJob:
     """A build of the network fabric of ``topology``, as :func:`prepare_schedule`.
 
     Bare (no ``board``): the fabric in the registered boundary. With a
@@ -227,6 +231,8 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
     checks ``image`` (encoded entries of :mod:`pipegossip.hw.network.image`).
     ``store`` (:data:`~pipegossip.hw.ports.STORES`) defaults to the device's
     (:data:`~.devices.NETWORK_STORE`: one flip-flop store on iCE40, banks on ECP5).
+    ``node`` (:data:`~pipegossip.hw.ports.NODES`) and ``trace`` (``False``: the
+    lean build without the trace ports, ``reg`` only) as :class:`NetworkFabric`.
 
     Raises
     ------
@@ -241,7 +247,8 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
 
     dev = _check_target(device, board, clock_mhz, pnr_seed)
     store = NETWORK_STORE[dev.family] if store is None else store
-    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store)
+    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store, node,
+                           trace)
     if (board is None) != (image is None):
         raise ValueError("a board build of the network fabric needs an image, "
                          "and only a board build takes one")

@@ -53,7 +53,7 @@ class NetworkSelfTest(ScheduleSelfTest):
     def __init__(self, topology: Topology, size: NetworkSize, image: list[int],
                  op: str = "sum"):
         fabric = NetworkFabric(topology, size.width, size.depth, size.slots, op,
-                               size.bank_depth, size.store)
+                               size.bank_depth, size.store, size.node, size.trace)
         if fabric.size != size:
             raise ValueError(f"the network fabric of {topology.name} has size {fabric.size}, "
                              f"the image {size}")

@@ -17,7 +17,8 @@ TOP = "pipegossip_network_fabric"
 
 def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
                          slots: int | None = None, op: str = "sum", name: str = TOP,
-                         bank_depth: int | None = None, store: str = "banks") -> str:
+                         bank_depth: int | None = None, store: str = "banks",
+                         node: str = "wire", trace: bool = True) -> str:
     """The Verilog of the network fabric of ``topology`` (byte-for-byte reproducible).
 
     Ports are those of :data:`~pipegossip.hw.ports.NETWORK_PORTS` with nested
@@ -30,7 +31,7 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
         A bad size, operation or module name.
     """
     check_module_name(name)
-    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store)
+    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store, node, trace)
     z = fabric.size
     text = plain_internal_names(verilog.convert(fabric, name=name, emit_src=False))
     params = ", ".join(f"{k}={v}" for k, v in topology.params.items() if k != "edges")
@@ -39,7 +40,10 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
             f"depth={z.depth} slots={z.slots} "
             # the banked store's header is unchanged, so its texts (and build caches) are too
             + (f"bank_depth={z.bank_depth or z.slots} op={op}" if store == "banks"
-               else f"op={op} store={store}") + "\n" + text)
+               else f"op={op} store={store}")
+            # the wire node's header is unchanged, so its texts (and build caches) are too
+            + ("" if node == "wire" else f" node={node}") + ("" if trace else " lean")
+            + "\n" + text)
 
 
 def size_verilog_text(topology: Topology, size, op: str = "sum", name: str = TOP) -> str:
@@ -49,4 +53,5 @@ def size_verilog_text(topology: Topology, size, op: str = "sum", name: str = TOP
     and the fast mode compile the same Verilog byte for byte.
     """
     return network_verilog_text(topology, size.width, size.depth, size.slots, op, name=name,
-                                bank_depth=size.bank_depth, store=size.store)
+                                bank_depth=size.bank_depth, store=size.store, node=size.node,
+                                trace=size.trace)

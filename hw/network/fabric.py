@@ -8,10 +8,11 @@ from amaranth.lib import wiring
 from ...model.schedules.network_program import OPS, NetworkLayout, links_of
 from ...model.schedules.topologies import Topology
 from ..params import check_int
-from ..ports import NETWORK_PORTS, STORES, NetworkSize, Port
+from ..ports import NETWORK_PORTS, NODES, STORES, NetworkSize, Port
 from ..schedule.fabric import (LATENCY, LoadKind, drive_read_back, program_sequencer,
                                table_signature)
 from .node import NetworkNode
+from .reg_node import RegNode
 
 __all__ = ["NetworkFabric", "LATENCY", "network_size", "network_signature",
            "network_fabric_ports", "MAX_PORTS", "DIRECTORY"]
@@ -26,9 +27,10 @@ MAX_PORTS = 1 << 14
 
 def network_size(topology: Topology, width: int = 8, depth: int = 64,
                  slots: int | None = None, bank_depth: int | None = None,
-                 store: str = "banks") -> NetworkSize:
+                 store: str = "banks", node: str = "wire", trace: bool = True) -> NetworkSize:
     """Check the parameters and return the size (``slots`` defaults to ``n``, ``bank_depth``
-    to ``slots``).
+    to ``slots``; ``node`` one of :data:`~..ports.NODES`; ``trace=False``: the lean build,
+    ``reg`` nodes only).
 
     Raises
     ------
@@ -50,6 +52,13 @@ def network_size(topology: Topology, width: int = 8, depth: int = 64,
         if store != "banks":
             raise ValueError("NetworkFabric bank depth applies to the banked store only, "
                              f"not store={store!r}")
+    if node not in NODES:
+        raise ValueError(f"NetworkFabric node must be one of {', '.join(NODES)}, "
+                         f"not {node!r}")
+    if not isinstance(trace, bool):
+        raise TypeError(f"NetworkFabric trace must be a bool, not {trace!r}")
+    if not trace and node != "reg":
+        raise ValueError("NetworkFabric: the lean build (trace=False) is of the reg node only")
     ports = 2 * topology.m
     if ports > MAX_PORTS:
         raise ValueError(f"NetworkFabric of {topology.name} has {ports} link ends, more than "
@@ -59,12 +68,14 @@ def network_size(topology: Topology, width: int = 8, depth: int = 64,
     if lonely:
         raise ValueError(f"NetworkFabric: node {lonely[0]} of {topology.name} has no link")
     entry = max(NetworkLayout(len(x), slots, bank_depth).width for x in links)
-    return NetworkSize(topology.n, width, depth, slots, ports, entry, bank_depth, store)
+    return NetworkSize(topology.n, width, depth, slots, ports, entry, bank_depth, store,
+                       node, trace)
 
 
 def network_signature(size: NetworkSize) -> wiring.Signature:
     """The signature of :class:`NetworkFabric`, built from :data:`~..ports.NETWORK_PORTS`."""
-    return table_signature([(s, s.width(size)) for s in NETWORK_PORTS],
+    return table_signature([(s, s.width(size)) for s in NETWORK_PORTS
+                            if size.trace or not s.per_link],
                            lambda s: size.ports if s.per_link else size.n)
 
 
@@ -105,6 +116,16 @@ class NetworkFabric(wiring.Component):
         The nodes' item store (:mod:`.store`): banks (RAM with asynchronous
         reads, e.g. ECP5's LUT RAM) or one flip-flop store per node (iCE40).
         Ports, latencies and what the fabric computes are the same.
+    node : {"wire", "reg"}
+        The nodes' design (:data:`~..ports.NODES`): ``wire``
+        (:class:`~.node.NetworkNode`, a link is a wire from an unclocked bank
+        read into the neighbour's adder) or ``reg`` (:class:`~.reg_node.RegNode`,
+        registered link ends, carry-chain accumulators). The same programs run
+        on both with the same samples at every port in every cycle.
+    trace : bool
+        ``False`` (``reg`` only): the lean build, without the ``tx``/``rx``
+        trace ports and with the trace-only entry fields kept out of the
+        banked nodes' program memories; the datapath is the trace build's.
 
     Attributes
     ----------
@@ -140,10 +161,11 @@ class NetworkFabric(wiring.Component):
 
     def __init__(self, topology: Topology, width: int = 8, depth: int = 64,
                  slots: int | None = None, op: str = "sum", bank_depth: int | None = None,
-                 store: str = "banks"):
+                 store: str = "banks", node: str = "wire", trace: bool = True):
         if op not in OPS:
             raise ValueError(f"NetworkFabric op must be one of {', '.join(OPS)}, not {op!r}")
-        self._size = network_size(topology, width, depth, slots, bank_depth, store)
+        self._size = network_size(topology, width, depth, slots, bank_depth, store, node,
+                                  trace)
         self._topology, self._op = topology, op
         super().__init__(network_signature(self._size))
 
@@ -163,8 +185,12 @@ class NetworkFabric(wiring.Component):
         offsets = [0]
         for x in links:
             offsets.append(offsets[-1] + len(x))
-        nodes = [NetworkNode(len(links[v]), z.width, z.depth, z.slots, self._op, z.bank_depth,
-                             z.store) for v in range(n)]
+        if z.node == "reg":
+            nodes = [RegNode(len(links[v]), z.width, z.depth, z.slots, self._op, z.bank_depth,
+                             z.store, z.trace) for v in range(n)]
+        else:
+            nodes = [NetworkNode(len(links[v]), z.width, z.depth, z.slots, self._op,
+                                 z.bank_depth, z.store) for v in range(n)]
         for v, node in enumerate(nodes):
             m.submodules[f"node{v}"] = node
         seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n)
@@ -190,8 +216,10 @@ class NetworkFabric(wiring.Component):
             for j, w in enumerate(links[v]):
                 p = offsets[v] + j
                 back = nodes[w].out_word[links[w].index(v)]  # the link: a wire each way
+                m.d.comb += node.in_word[j].eq(back)
+                if not z.trace:
+                    continue
                 m.d.comb += [
-                    node.in_word[j].eq(back),
                     self.tx[p].valid.eq(node.tx_valid[j]), self.tx[p].acc.eq(node.tx_acc[j]),
                     self.tx[p].slot.eq(node.tx_slot[j]), self.tx[p].word.eq(node.out_word[j]),
                     self.rx[p].valid.eq(node.rx_valid[j]), self.rx[p].slot.eq(node.rx_slot[j]),

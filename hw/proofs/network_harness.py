@@ -67,6 +67,8 @@ class NetworkHarness(wiring.Component):
         A name of :data:`NETWORK_MUTANTS`: the proof must fail.
     store : {"banks", "single"}
         The fabric's item store (the same assertions hold for both).
+    node : {"wire", "reg"}
+        The fabric's node design (the same assertions hold for both).
 
     Notes
     -----
@@ -83,9 +85,9 @@ class NetworkHarness(wiring.Component):
     """
 
     def __init__(self, program: NetworkProgram, width: int = 4, mutant: str | None = None,
-                 store: str = "banks"):
+                 store: str = "banks", node: str = "wire"):
         self._writes = network_harness_writes(program, mutant)
-        self._program, self._width, self._store = program, width, store
+        self._program, self._width, self._store, self._node = program, width, store, node
         super().__init__({})
 
     @property
@@ -97,7 +99,8 @@ class NetworkHarness(wiring.Component):
         prog, width = self._program, self._width
         n, L, W, P = prog.n, prog.cycles, len(self._writes), prog.ports
         dut = m.submodules.dut = NetworkFabric(prog.topology, width, max(prog.depth, 1),
-                                               prog.slots, prog.op, store=self._store)
+                                               prog.slots, prog.op, store=self._store,
+                                               node=self._node)
         m.d.comb += Assume(~ResetSignal("sync"))
         words = []
         for i in range(n * prog.items):

@@ -51,6 +51,8 @@ class Job:
     words: str = "free"
     #: The network fabric's item store (``network`` jobs only).
     store: str = "banks"
+    #: The network fabric's node design (``network`` jobs only).
+    node: str = "wire"
 
     def design(self):
         if self.kind == "fabric":
@@ -59,7 +61,8 @@ class Job:
             return ScheduleHarness(self.config, PROOF_WIDTH, self.words, self.mutant)
         if self.kind == "network":
             from .network_harness import NetworkHarness
-            return NetworkHarness(self.config, PROOF_WIDTH, self.mutant, self.store)
+            return NetworkHarness(self.config, PROOF_WIDTH, self.mutant, self.store,
+                                  self.node)
         return ResolverMiter(self.config, self.mutant)
 
     def context(self):
@@ -115,20 +118,22 @@ def schedule_job(program, label: str, mode: str = "bmc", depth: int | None = Non
 
 
 def network_job(program, label: str, mutant: str | None = None,
-                depth: int | None = None, store: str = "banks") -> Job:
+                depth: int | None = None, store: str = "banks", node: str = "wire") -> Job:
     """The network-fabric harness loaded with ``program`` (compiled at :data:`PROOF_WIDTH`).
 
     BMC covers the load writes, the start, the run and two read-back cycles
-    unless ``depth``; ``store`` is the fabric's item store.
+    unless ``depth``; ``store`` is the fabric's item store, ``node`` its node design.
     """
     from .network_harness import network_proof_depth
     name = (f"network {'_'.join(label.split())} {program.topology.name} N={program.n} "
             f"L={program.cycles}")
     if store != "banks":
         name += f" store={store}"
+    if node != "wire":
+        name += f" node={node}"
     return Job(name, "network", program, "bmc",
                network_proof_depth(program) if depth is None else depth, mutant,
-               program.cycles, store=store)
+               program.cycles, store=store, node=node)
 
 
 def run_jobs(jobs: Iterable[Job], folder: Path, timeout: float | None = None,

@@ -18,7 +18,7 @@ import numpy as np
 
 from .program import NONE, ProgramError
 
-__all__ = ["DirEntry", "assign_banks"]
+__all__ = ["DirEntry", "assign_banks", "fresh_sends"]
 
 
 class DirEntry(NamedTuple):
@@ -78,3 +78,33 @@ def assign_banks(tx: np.ndarray, rx: np.ndarray, initial: np.ndarray, links: lis
                            f"banks hold bank_depth={bank_depth}: build with --bank-depth {need} "
                            f"or more")
     return tx_bank, tx_addr, directory, need
+
+
+def fresh_sends(tx: np.ndarray, rx: np.ndarray, initial: np.ndarray,
+                links: list[list[int]]) -> np.ndarray:
+    """``(cycles, ports)`` bool: the send's word is first stored by its node in the cycle before.
+
+    Such a word is still on its way into its bank when a node with registered
+    link ends chooses what to send next (``hw.network.reg_node``): the node
+    takes it from the link it arrives on (the bank :func:`assign_banks` gives
+    it: the arriving link's), not from the bank. A slot the node already
+    held (its own items, or a word that arrived earlier) is never fresh, even
+    when the same word arrives again.
+    """
+    n = len(links)
+    offsets = [0, *np.cumsum([len(x) for x in links]).tolist()]
+    out = np.zeros(tx.shape, bool)
+    # slot -> the cycle it was first stored in (loaded items: before the run)
+    first = [{int(x): -2 for x in np.flatnonzero(initial[v])} for v in range(n)]
+    for c in range(tx.shape[0]):
+        for v in range(n):
+            for j in range(len(links[v])):
+                x = int(tx[c, offsets[v] + j])
+                if x >= 0 and first[v].get(x) == c - 1:
+                    out[c, offsets[v] + j] = True
+        for v in range(n):
+            for j in range(len(links[v])):
+                x = int(rx[c, offsets[v] + j])
+                if x != NONE:
+                    first[v].setdefault(x, c)
+    return out

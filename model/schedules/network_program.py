@@ -57,7 +57,7 @@ import numpy as np
 
 from .accsets import ACC, check_complete, combine_words, message_words, step_sets
 from .ir import COMBINING, Schedule
-from .network_banks import DirEntry, assign_banks
+from .network_banks import DirEntry, assign_banks, fresh_sends
 from .program import NONE, FieldLayout, ProgramError, bits_for, question_word
 from .topologies import Topology
 from .validate import check, items_per_node
@@ -116,7 +116,9 @@ class NetworkLayout(FieldLayout):
     Per link ``j``: ``tx{j}`` (send on the link), ``txacc{j}`` (the word is
     the accumulator, else store slot ``txslot{j}``), ``txslot{j}``,
     ``txbank{j}`` and ``txaddr{j}`` (where that slot's word is: a bank and
-    an address in it, see :func:`assign_banks`); then ``drain`` (the
+    an address in it, see :func:`assign_banks`), ``txnew{j}`` (that word
+    arrives in the cycle before, on link ``txbank{j}``: a node with
+    registered link ends takes it from that link, :func:`fresh_sends`); then ``drain`` (the
     accumulator restarts empty after this cycle's sends); then per link
     ``j``: ``rx{j}`` (store the arriving word as slot ``rxslot{j}``, in the
     link's own bank), ``rxslot{j}``, ``comb{j}`` (combine it into the
@@ -167,7 +169,7 @@ class NetworkLayout(FieldLayout):
         sw, bb, ab = self.slot_bits, self.bank_bits, self.addr_bits
         tx = [f for j in range(self.degree)
               for f in ((f"tx{j}", 1), (f"txacc{j}", 1), (f"txslot{j}", sw),
-                        (f"txbank{j}", bb), (f"txaddr{j}", ab))]
+                        (f"txbank{j}", bb), (f"txaddr{j}", ab), (f"txnew{j}", 1))]
         rx = [f for j in range(self.degree)
               for f in ((f"rx{j}", 1), (f"rxslot{j}", sw), (f"comb{j}", 1))]
         return (*tx, ("drain", 1), *rx)
@@ -212,6 +214,9 @@ class NetworkProgram:
         Words per bank of every node's store (:func:`assign_banks`).
     tx_bank, tx_addr : numpy.ndarray
         ``(cycles, ports)``: where each sent slot's word is read from.
+    tx_new : numpy.ndarray
+        ``(cycles, ports)`` bool: the sent slot's word is first stored in the
+        cycle before (:func:`fresh_sends`).
     directory : list of dict
         Per node, slot -> :class:`DirEntry` of every slot it stores.
     bank_need : int
@@ -240,6 +245,7 @@ class NetworkProgram:
     tx_addr: np.ndarray
     directory: list[dict[int, DirEntry]]
     bank_need: int
+    tx_new: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
     slot_sets: list = field(default_factory=list)
 
@@ -344,7 +350,8 @@ class NetworkProgram:
                     t, r = int(self.tx[c, base + j]), int(self.rx[c, base + j])
                     f.update({f"tx{j}": t != NONE, f"txacc{j}": t == ACC,
                               f"txslot{j}": max(t, 0), f"txbank{j}": self.tx_bank[c, base + j],
-                              f"txaddr{j}": self.tx_addr[c, base + j], f"rx{j}": r != NONE,
+                              f"txaddr{j}": self.tx_addr[c, base + j],
+                              f"txnew{j}": bool(self.tx_new[c, base + j]), f"rx{j}": r != NONE,
                               f"rxslot{j}": max(r, 0), f"comb{j}": int(self.comb[c, base + j])})
                 rows.append(lay.encode(**f))
             out.append(rows)
@@ -514,5 +521,6 @@ def compile_network(s: Schedule, *, topology: Topology | None = None, op: str = 
         comb=arr(comb_rows, (cycles, P), bool), drain=arr(drain_rows, (cycles, n), bool),
         round_of=np.asarray(round_of, dtype=np.int64), initial=initial, final=held,
         acc_sets=acc_sets, rounds=v.R, S=v.S, bank_depth=bank_depth, tx_bank=tx_bank,
-        tx_addr=tx_addr, directory=directory, bank_need=bank_need, notes=notes,
+        tx_addr=tx_addr, directory=directory, bank_need=bank_need,
+        tx_new=fresh_sends(tx, rx, initial, links), notes=notes,
         slot_sets=slot_sets)

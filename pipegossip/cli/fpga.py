@@ -129,7 +129,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop the tools after MIN minutes (exit status 3); default 0: no limit")
     p.add_argument("--no-trace", action="store_true",
                    help="bare build: leave the trace outputs (action, peer, used, cycle) "
-                   "unobserved, as a deployment that only consumes deliveries would")
+                   "unobserved, as a deployment that only consumes deliveries would; "
+                   "--fabric network --node reg: the lean build, without the per-port "
+                   "tx/rx trace outputs and the trace-only program fields")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="output folder (replaced as a whole; only an empty folder or an "
                    "earlier fpga output is replaced)")
@@ -224,13 +226,17 @@ def _prepare_fabric_job(args: argparse.Namespace):
     if args.simulate and not DEVICES[BOARDS[args.board].device].family == "ice40":
         raise UsageError(f"--simulate: iCE40 boards only (icebreaker), not {args.board}")
     if args.fabric == "network":
-        refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
+        refuse_given(args, FSM_OPTIONS,
                      "to --fabric fsm only; the network fabric is sized by --topology, "
                      "--width, --depth, --slots (or by --schedule FILE with --board) and runs "
                      "any schedule loaded at run time")
         if args.schedule is not None or args.board is not None:
+            refuse_given(args, _FSM_BUILD, "to a bare build only (--fabric fsm or network)")
             return _prepare_network_board(args)
         refuse_given(args, [("--fault", "fault", None)], "only with --schedule and --board")
+        if args.no_trace and args.node != "reg":
+            raise UsageError("--fabric network --no-trace (the lean build, without the "
+                             "per-port trace outputs) needs --node reg")
         topo = network_topology(args)
         depth = 64 if args.depth is None else args.depth
         # the store defaults to the device's (NETWORK_STORE: single on iCE40, banks on
@@ -243,7 +249,8 @@ def _prepare_fabric_job(args: argparse.Namespace):
         return prepare_network(topo, args.width, depth, args.slots, args.op or "sum",
                                device=args.device, clock_mhz=args.clock,
                                pnr_seed=args.pnr_seed, bank_depth=args.bank_depth,
-                               store=store), None
+                               store=store, node=args.node or "wire",
+                               trace=not args.no_trace), None
     refuse_given(args, NETWORK_OPTIONS, "to --fabric network only")
     if args.fabric == "schedule":
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
@@ -335,7 +342,7 @@ def _prepare_network_board(args: argparse.Namespace):
                           clock_mhz=args.clock, pnr_seed=args.pnr_seed,
                           bank_depth=args.bank_depth,
                           store=args.store or ("banks" if args.bank_depth is not None else None),
-                          board=args.board, image=image.encoded())
+                          board=args.board, image=image.encoded(), node=args.node or "wire")
     job.netlist = args.simulate
     return job, node
 

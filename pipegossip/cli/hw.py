@@ -81,13 +81,15 @@ def _verilog_network(args: argparse.Namespace) -> int:
     op = args.op or "sum"
     store = args.store or "banks"
     write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op,
-                          args.bank_depth, store)
+                          args.bank_depth, store, args.node or "wire")
     if args.output:
         kept = (f"bank_depth={args.bank_depth or args.slots or topo.n}" if store == "banks"
                 else f"store={store}")
         print(f"wrote {args.output}: network fabric, {topo.name} n={topo.n} "
               f"({2 * topo.m} link ends), width={args.width}, depth={depth}, "
-              f"slots={args.slots or topo.n}, {kept}, op={op}", file=sys.stderr)
+              f"slots={args.slots or topo.n}, {kept}, op={op}"
+              + ("" if (args.node or "wire") == "wire" else f", node={args.node}"),
+              file=sys.stderr)
     return 0
 
 

@@ -13,18 +13,19 @@ from collections.abc import Sequence
 from ..infra.files import atomic_write
 from .options import positive_int
 
-__all__ = ["add_network_arguments", "NETWORK_OPTIONS", "write_network_verilog",
+__all__ = ["add_network_arguments", "add_node_argument", "NETWORK_OPTIONS", "write_network_verilog",
            "network_topology", "cosim_network_files", "network_cosim_text",
            "network_report_json", "check_network_size"]
 
 #: Options only ``--fabric network`` takes, as :func:`~.options.refuse_given` takes them.
 NETWORK_OPTIONS = (("--topology", "topology", None), ("--k", "k", None), ("--a", "a", None),
                    ("--b", "b", None), ("--op", "op", None), ("--bank-depth", "bank_depth", None),
-                   ("--store", "store", None))
+                   ("--store", "store", None), ("--node", "node", None))
 
 
 def add_network_arguments(p: argparse.ArgumentParser) -> None:
-    """``--topology``, ``--k``, ``--a``, ``--b``, ``--op``, ``--bank-depth``, ``--store``.
+    """``--topology``, ``--k``, ``--a``, ``--b``, ``--op``, ``--bank-depth``, ``--store``,
+    ``--node``.
 
     Each is None when not given.
     """
@@ -47,6 +48,16 @@ def add_network_arguments(p: argparse.ArgumentParser) -> None:
                    "with unclocked reads) or single (one flip-flop store per node); the "
                    "same ports, cycles and results. Default banks; `hw fpga`: single on "
                    "iCE40, banks on ECP5")
+    add_node_argument(g)
+
+
+def add_node_argument(g) -> None:
+    """``--node wire|reg`` (None when not given)."""
+    g.add_argument("--node", choices=("wire", "reg"), default=None,
+                   help="--fabric network: the nodes' design: wire (default; a link is a "
+                   "wire from an unclocked bank read into the neighbour's adder) or reg "
+                   "(registered link ends, carry-chain accumulators); the same ports, "
+                   "cycles and results")
 
 
 def network_topology(args: argparse.Namespace):
@@ -87,7 +98,8 @@ def check_network_size(topology, width: int, depth: int, slots: int, what: str,
 
 def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64,
                           slots: int | None = None, op: str = "sum",
-                          bank_depth: int | None = None, store: str = "banks") -> None:
+                          bank_depth: int | None = None, store: str = "banks",
+                          node: str = "wire", trace: bool = True) -> None:
     """Write the network fabric's Verilog to ``output`` (``-``: stdout)."""
     from ..hw.network.export import network_verilog_text
     from ..model.errors import ConfigError
@@ -99,7 +111,7 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                        f"{width}, depth {depth:,}", bank_depth, store)
     try:
         text = network_verilog_text(topology, width, depth, slots, op, bank_depth=bank_depth,
-                                    store=store)
+                                    store=store, node=node, trace=trace)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)
@@ -108,7 +120,8 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
 def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
                         seed: int = 0, op: str = "sum", simulator: str = "verilator",
                          progress=None, fault: str | None = None, mode: str = "trace",
-                         bank_depth: int | None = None, store: str = "banks"):
+                         bank_depth: int | None = None, store: str = "banks",
+                         node: str = "wire"):
     """Load, check and co-simulate schedule files on the network fabric of each topology.
 
     Raises
@@ -136,7 +149,7 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
         schedules.append((str(f), s))
     return cosim_network(schedules, width=width, depth=depth, seed=seed, op=op,
                          simulator=simulator, progress=progress, fault=fault, mode=mode,
-                         bank_depth=bank_depth, store=store)
+                         bank_depth=bank_depth, store=store, node=node)
 
 
 def network_cosim_text(report) -> str:

@@ -273,7 +273,7 @@ def _network_prove(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise UsageError(f"--mutate {args.mutate}: {e}") from None
     return _run(args, [network_job(program, label, args.mutate, args.depth,
-                                   args.store or "banks")])
+                                   args.store or "banks", args.node or "wire")])
 
 
 def cmd_prove(args: argparse.Namespace) -> int:

@@ -87,6 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", choices=("banks", "single"), default=None,
                    help="--fabric network: the nodes' item store (banks, default; single: "
                    "one flip-flop store per node, as `hw fpga` builds for iCE40)")
+    from .network_hw import add_node_argument
+    add_node_argument(p)
     p.add_argument("--fault", choices=("drop", "misroute", "combine", "word", "acc",
                                         "directory"), default=None,
                    help="--fabric network: load every program with this fault (a receive "
@@ -307,7 +309,8 @@ def _cosim_network(args: argparse.Namespace) -> int:
                                  progress=progress_printer("cosim", args.quiet),
                                  fault=args.fault,
                                  mode="trace" if plot is not None else args.mode,
-                                 bank_depth=args.bank_depth, store=args.store or "banks")
+                                 bank_depth=args.bank_depth, store=args.store or "banks",
+                                 node=args.node or "wire")
     status = print_report(report, args.format)
     if plot is not None:
         write_plot(report, plot)
@@ -330,7 +333,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         return _cosim_network(args)
     refuse_given(args, (("--op", "op", None), ("--fault", "fault", None),
                         ("--bank-depth", "bank_depth", None), ("--plot", "plot", None),
-                        ("--store", "store", None)),
+                        ("--store", "store", None), ("--node", "node", None)),
                  "only to --fabric network")
     if args.fabric == "fsm" and args.schedule:
         raise UsageError("--schedule runs on --fabric schedule or network, not fsm")

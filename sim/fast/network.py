@@ -209,7 +209,7 @@ class NetworkFastTop(wiring.Component):
                                            i_rst=rst, **conns)
             return sig
         fabric = NetworkFabric(self.topology, z.width, z.depth, z.slots, self.op,
-                               z.bank_depth, store=z.store)
+                               z.bank_depth, store=z.store, node=z.node)
         m.submodules.fabric = DomainRenamer(dom)(fabric)
         for path, member, value in fabric.signature.flatten(fabric):
             name = "__".join(map(str, path))

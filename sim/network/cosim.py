@@ -38,7 +38,8 @@ def _slug(program: NetworkProgram, size: NetworkSize) -> str:
     params = "-".join(str(v) for k, v in program.topology.params.items() if k != "edges")
     bank = "" if size.bank_depth is None else f"-b{size.bank_depth}"
     return (f"net-{program.topology.name}{params}-{program.op}-w{size.width}-d{size.depth}"
-            f"-s{size.slots}{bank}" + ("" if size.store == "banks" else f"-{size.store}"))
+            f"-s{size.slots}{bank}" + ("" if size.store == "banks" else f"-{size.store}")
+            + ("" if size.node == "wire" else f"-{size.node}"))
 
 
 def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
@@ -71,7 +72,8 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
                   simulator: str = "verilator", root: Path | None = None,
                   progress: Progress | None = None, fault: str | None = None,
                   mode: str = "trace", bank_depth: int | None = None,
-                  rerun: bool = True, store: str = "banks") -> CosimReport:
+                  rerun: bool = True, store: str = "banks",
+                  node: str = "wire") -> CosimReport:
     """Compile, build once per topology, run and judge every schedule.
 
     Parameters
@@ -94,6 +96,8 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         schedule needing deeper banks is refused with the depth it needs.
     store : {"banks", "single"}
         The nodes' item store (:data:`~pipegossip.hw.ports.STORES`).
+    node : {"wire", "reg"}
+        The nodes' design (:data:`~pipegossip.hw.ports.NODES`).
 
     Raises
     ------
@@ -118,11 +122,11 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         names = [name for name, *_ in items]
         jobs = [network_job(nm, p, seed, None if fault is None else faulty_writes(p, fault, seed))
                 for nm, p in zip(names, programs)]
-        size = network_size(programs[0].topology, width, d, slots, bank_depth, store)
+        size = network_size(programs[0].topology, width, d, slots, bank_depth, store, node)
 
         def trace_runs(ps, js):
             if simulator == "amaranth":
-                return run_network_amaranth(ps, seed=seed, jobs=js, store=store)
+                return run_network_amaranth(ps, seed=seed, jobs=js, store=store, node=node)
             b = build_network_fabric(ps[0], size, root=root, progress=progress)
             report.builds.append(b)
             return run_network_build(b, ps, seed=seed, jobs=js)

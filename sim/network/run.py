@@ -143,7 +143,7 @@ def _altered(program: NetworkProgram, fault: str, seed: int, skip: int) -> list 
                 t = (j + 1) % deg
                 # the whole send moves, where its word is read included: a send that
                 # kept its bank and address would still carry its own word
-                for name in ("tx", "txacc", "txslot", "txbank", "txaddr"):
+                for name in ("tx", "txacc", "txslot", "txbank", "txaddr", "txnew"):
                     f[f"{name}{j}"], f[f"{name}{t}"] = f[f"{name}{t}"], f[f"{name}{j}"]
             elif fault == "combine" and (f[f"rx{j}"] or f[f"comb{j}"]):
                 f[f"comb{j}"] ^= 1
@@ -212,7 +212,7 @@ def network_record(job: dict, size: NetworkSize, rows: dict, store, held, acc, e
 def run_network_amaranth(programs: Sequence[NetworkProgram], *, seed: int = 0,
                          names: Sequence[str] | None = None, depth: int | None = None,
                          jobs: Sequence[dict] | None = None,
-                         store: str = "banks") -> list[NetworkRun]:
+                         store: str = "banks", node: str = "wire") -> list[NetworkRun]:
     """Load and run ``programs`` (one topology, width, op) on one simulated network fabric.
 
     ``jobs`` (as :func:`network_job` makes them) replace the programs' own
@@ -221,7 +221,7 @@ def run_network_amaranth(programs: Sequence[NetworkProgram], *, seed: int = 0,
     p0 = programs[0]
     size = network_size(p0.topology, p0.width, depth or max(p.depth for p in programs),
                         p0.slots, None if p0.bank_depth == p0.slots else p0.bank_depth,
-                        store=store)
+                        store=store, node=node)
     check_fits(programs, size)
     if any(p.op != p0.op or p.topology is not p0.topology and
            p.topology.to_json() != p0.topology.to_json() for p in programs):
@@ -230,7 +230,7 @@ def run_network_amaranth(programs: Sequence[NetworkProgram], *, seed: int = 0,
         jobs = [network_job(names[i] if names else p.slug, p, seed)
                 for i, p in enumerate(programs)]
     dut = NetworkFabric(p0.topology, size.width, size.depth, size.slots, p0.op,
-                        size.bank_depth, store=size.store)
+                        size.bank_depth, store=size.store, node=size.node)
 
     def record(job, rows, store, held, acc, ended, wall):
         return network_record(job, size, rows, store, held, acc, ended, wall,

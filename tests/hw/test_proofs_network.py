@@ -184,3 +184,27 @@ def test_a_schedule_off_the_fabric_topology_is_refused(tmp_path, capsys):
     assert main(["prove", "--fabric", "network", "--topology", "path", "--n", "4",
                  "--schedule", str(f)]) == 2
     assert "non-edge" in capsys.readouterr().err
+
+
+def test_cli_proves_the_reg_node(tmp_path):
+    rc, [r] = _cli(tmp_path, "--topology", "path", "--n", "4", "--primitive", "gossip",
+                   "--node", "reg")
+    assert (rc, r["result"]) == (0, "PASS") and r["name"].endswith("node=reg"), r
+
+
+# The reg node's passing proofs beyond path 4 (test_cli_proves_the_reg_node) run with
+# --runslow only; its mutants fail in the default suite where they are quick.
+@pytest.mark.parametrize("name, mutant", [
+    ("path4-gossip", "drop"),
+    pytest.param("cycle4-gossip", None, marks=SLOW),
+    pytest.param("cycle4-gossip", "misroute", marks=SLOW),
+    pytest.param("hypercube2-allreduce", None, marks=SLOW),
+    pytest.param("hypercube2-allreduce", "combine", marks=SLOW)])
+def test_the_reg_node_passes_the_same_proofs_and_its_mutants_fail(tmp_path, name, mutant):
+    program = compile_network(CASES[name](), width=PROOF_WIDTH)
+    job = network_job(program, name, mutant, node="reg")
+    design = job.design()
+    assert job.name.endswith("node=reg") and design._node == "reg"
+    rtlil.convert(design, name="harness")
+    (r,) = run_jobs([job], tmp_path, timeout=1200)
+    assert r.result == ("FAIL" if mutant else "PASS"), r
