@@ -11,7 +11,7 @@ docs/integration.md has the table and the programming sequence.
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -20,6 +20,7 @@ from .params import check_int
 from .regmap import DATA_BITS, FABRIC_CODES, MAGIC, REGISTERS, VERSION, register
 from .schedule.fabric import LoadKind
 from .schedule.image import ImageKind
+from .schedule.node import select_by
 
 __all__ = ["ControlBlock", "FabricControl", "control_signature", "fabric_control",
            "LOAD_KINDS", "CHECK_KINDS"]
@@ -149,10 +150,17 @@ class ControlBlock(wiring.Component):
         wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(slave, port))
         regs = slave.regs
 
+        # the decode: one case per register of the map (a complete case: Verilator's lint)
         hit = {r.name: Signal(name=f"hit_{r.name.lower()}") for r in REGISTERS}
-        for r in REGISTERS:
-            m.d.comb += hit[r.name].eq(regs.addr == r.offset >> 2)
-        m.d.comb += regs.error.eq(~Cat(*hit.values()).any())
+        values_of: dict[str, Signal] = {r.name: Signal(DATA_BITS, name=f"value_{r.name.lower()}")
+                                        for r in REGISTERS}
+        with m.Switch(regs.addr):
+            for r in REGISTERS:
+                with m.Case(r.offset >> 2):
+                    m.d.comb += [hit[r.name].eq(1), regs.r_data.eq(values_of[r.name])]
+            with m.Default():  # every signal of the switch: a complete case per signal
+                m.d.comb += [regs.error.eq(1), regs.r_data.eq(0),
+                             *(h.eq(0) for h in hit.values())]
         byte_mask = Cat(*(b.replicate(8) for b in regs.w_strb))
         wdata = Signal(DATA_BITS)
         m.d.comb += wdata.eq(regs.w_data & byte_mask)
@@ -196,7 +204,7 @@ class ControlBlock(wiring.Component):
         busy_q = Signal()
         m.d.sync += busy_q.eq(fab.busy)
         ended = Signal()
-        m.d.comb += ended.eq((busy_q & ~fab.busy) | (start & (fab.length == 0)))
+        m.d.comb += ended.eq((busy_q & ~fab.busy) | (start & ~fab.length.any()))
         clocks, busy_cycles, collectives, checks, mismatches = (
             Signal(DATA_BITS, name=x) for x in ("clocks", "busy_cycles", "collectives",
                                                 "checks", "mismatches"))
@@ -220,17 +228,19 @@ class ControlBlock(wiring.Component):
         nf = register("LOAD_GO").field("NODE")
         go_node = regs.w_data[nf.lsb:nf.lsb + nf.width]
         kinds = fc.load_kinds()
-        is_load = Signal()
+        is_load, is_check, known = Signal(), Signal(), Signal()
         mapped = Signal(max(1, fc.load_bits["kind"]))
-        m.d.comb += is_load.eq(Cat(*(go_kind == k for k in kinds)).any())
         with m.Switch(go_kind):
             for k, v in kinds.items():
                 with m.Case(k):
-                    m.d.comb += mapped.eq(v)
-        is_check = Signal()
-        if self._checks:
-            m.d.comb += is_check.eq(Cat(*(go_kind == k for k in CHECK_KINDS)).any())
-        known = is_load | is_check | (go_kind == ImageKind.END)
+                    m.d.comb += [is_load.eq(1), known.eq(1), mapped.eq(v)]
+            for k in CHECK_KINDS:
+                with m.Case(int(k)):
+                    m.d.comb += [is_check.eq(self._checks), known.eq(1)]
+            with m.Case(int(ImageKind.END)):
+                m.d.comb += known.eq(1)
+            with m.Default():
+                m.d.comb += [known.eq(0), is_load.eq(0), is_check.eq(0), mapped.eq(0)]
         refused = fab.busy | armed
         ld_valid = Signal()
         m.d.sync += ld_valid.eq(go & is_load & ~refused)
@@ -274,14 +284,11 @@ class ControlBlock(wiring.Component):
                      rd.slot.eq(Mux(chk_drive, chk_slot, read_slot)),
                      regs.hold.eq(chk_drive | chk_cmp)]
 
-        def part(value) -> Signal:
+        def part(value, name: str) -> Signal:
             parts = -(-len(value) // DATA_BITS)
-            words = Array(Cat(value, Const(0, parts * DATA_BITS - len(value)))
-                          .word_select(i, DATA_BITS) for i in range(parts))
-            out = Signal(DATA_BITS)
-            m.d.comb += out.eq(Mux(read_part < parts, words[read_part[:max(1, (parts - 1)
-                                                                       .bit_length())]], 0))
-            return out
+            padded = Cat(value, Const(0, parts * DATA_BITS - len(value)))
+            return select_by(m, read_part, [padded.word_select(i, DATA_BITS)
+                                            for i in range(parts)], DATA_BITS, name)
 
         values = {
             "ID": {"FABRIC": fc.fabric_code, "VERSION": VERSION, "MAGIC": MAGIC},
@@ -295,22 +302,18 @@ class ControlBlock(wiring.Component):
             "LENGTH": {"CYCLES": fab.length}, "CYCLE": {"T": fab.cycle},
             "LOAD_ADDR": {"ADDR": load_addr},
             "READ_NODE": {"NODE": read_node}, "READ_SLOT": {"SLOT": read_slot},
-            "READ_PART": {"PART": read_part}, "READ_WORD": {"WORD": part(rd.word)},
-            "READ_ACC": {"ACC": part(rd.acc)}, "READ_HELD": {"HELD": rd.held},
+            "READ_PART": {"PART": read_part}, "READ_WORD": {"WORD": part(rd.word, "read_word_part")},
+            "READ_ACC": {"ACC": part(rd.acc, "read_acc_part")}, "READ_HELD": {"HELD": rd.held},
             "CLOCKS": {"COUNT": clocks}, "BUSY_CYCLES": {"COUNT": busy_cycles},
             "COLLECTIVES": {"COUNT": collectives},
             "CHECKS": {"COUNT": checks if self._checks else 0},
             "MISMATCHES": {"COUNT": mismatches if self._checks else 0},
         }
-        r_data = Const(0, DATA_BITS)
         for r in REGISTERS:
-            got = values.get(r.name, {})
-            word = Signal(DATA_BITS, name=f"value_{r.name.lower()}")
+            got, word = values.get(r.name, {}), values_of[r.name]
             for f in r.fields:
                 if f.access in ("ro", "rw", "w1c") and f.name in got:
                     v = got[f.name]
                     v = Const(v, f.width) if isinstance(v, int) else v[:f.width]
                     m.d.comb += word[f.lsb:f.lsb + len(v)].eq(v)
-            r_data = r_data | Mux(hit[r.name], word, 0)
-        m.d.comb += regs.r_data.eq(r_data)
         return m

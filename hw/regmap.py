@@ -114,7 +114,7 @@ REGISTERS: tuple[Register, ...] = (
         Field("DONE", 1, 1, "ro", "a collective has ended, no start since"),
         Field("ARMED", 2, 1, "ro", "a start is pending"),
         Field("READY", 3, 1, "ro", "the stream side can take the next start"),
-        Field("LOAD_ERR", 8, 1, "w1c", "a LOAD_GO came while busy and was dropped"),
+        Field("LOAD_ERR", 8, 1, "w1c", "a LOAD_GO was dropped: busy, armed, or an unknown kind"),
     ), "status"),
     Register("PROG_SEL", 0x02C, (
         Field("SEL", 0, 8, "rw", "program the next start runs (bits past log2 P read 0)"),
@@ -192,7 +192,8 @@ def markdown_table() -> str:
     for r in REGISTERS:
         for f in r.fields:
             rows.append(f"| `{r.offset:#05x}` | `{r.name}` | `{f.name}` | {_bits(f)} | "
-                        f"{f.access} | {f.reset:#x} | {f.doc.replace('|', '/')} |")
+                        f"{f.access} | {f.reset:#x if f.access == 'rw' else '-'} | "
+                        f"{f.doc.replace('|', '/')} |")
     return "\n".join(rows) + "\n"
 
 
