@@ -192,7 +192,7 @@ def markdown_table() -> str:
     for r in REGISTERS:
         for f in r.fields:
             rows.append(f"| `{r.offset:#05x}` | `{r.name}` | `{f.name}` | {_bits(f)} | "
-                        f"{f.access} | {f.reset:#x if f.access == 'rw' else '-'} | "
+                        f"{f.access} | {hex(f.reset) if f.access == 'rw' else '-'} | "
                         f"{f.doc.replace('|', '/')} |")
     return "\n".join(rows) + "\n"
 
