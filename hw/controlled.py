@@ -47,7 +47,7 @@ class ControlledFabric(wiring.Component):
         Held low, no start is issued (stream wrappers; tie high otherwise).
     started : Out(1)
         High in the start cycle (cycle 0 of docs/network-fabric.md's latency).
-    busy, done, cycle : Out
+    busy, done, cycle, length : Out
         The fabric's own, passed through (a monitor's view of the run).
     (every other port of the fabric)
         Passed through unchanged, same name, direction and timing.
@@ -60,7 +60,7 @@ class ControlledFabric(wiring.Component):
         port = BUSES[bus][0]
         members = {port: self._block.signature.members[port], "irq": Out(1), "ready": In(1),
                    "started": Out(1), "busy": Out(1), "done": Out(1),
-                   "cycle": Out(len(fabric.cycle))}
+                   "cycle": Out(len(fabric.cycle)), "length": Out(len(fabric.length))}
         for name, member in fabric.signature.members.items():
             if name not in CONTROL_PORTS:
                 members[name] = member
@@ -89,7 +89,7 @@ class ControlledFabric(wiring.Component):
                      c.read.acc.eq(fab.read.acc),
                      blk.ready.eq(self.ready), self.irq.eq(blk.irq),
                      self.started.eq(blk.started), self.busy.eq(fab.busy),
-                     self.done.eq(fab.done), self.cycle.eq(fab.cycle)]
+                     self.done.eq(fab.done), self.cycle.eq(fab.cycle), self.length.eq(fab.length)]
         for f in ("valid", "kind", "node", "addr", "data"):
             m.d.comb += getattr(fab.load, f).eq(getattr(c.load, f))
         if "prog_sel" in fab.signature.members:
