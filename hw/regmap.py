@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Field", "Register", "REGISTERS", "ACCESS", "register", "ADDR_BITS", "MAGIC",
-           "VERSION", "FABRIC_CODES", "markdown_table", "c_header", "DATA_BITS"]
+           "VERSION", "FABRIC_CODES", "markdown_table", "c_header", "DATA_BITS", "check_map"]
 
 #: Bits of a register; the bus's data width.
 DATA_BITS = 32
@@ -162,9 +162,10 @@ def register(name: str) -> Register:
         raise KeyError(f"the control block has no register {name!r}") from None
 
 
-def _check_map() -> None:
+def check_map(registers=REGISTERS) -> None:
+    """Refuse a map with a misaligned or shared offset or overlapping fields (ValueError)."""
     seen: dict[int, str] = {}
-    for r in REGISTERS:
+    for r in registers:
         if r.offset % 4 or r.offset >= 1 << ADDR_BITS:
             raise ValueError(f"register {r.name}: offset {r.offset:#x} not word-aligned in "
                              f"the {1 << ADDR_BITS}-byte window")
@@ -178,7 +179,7 @@ def _check_map() -> None:
             used |= f.mask
 
 
-_check_map()
+check_map()
 
 
 def _bits(f: Field) -> str:
