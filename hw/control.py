@@ -23,7 +23,7 @@ from .schedule.image import ImageKind
 from .schedule.node import select_by
 
 __all__ = ["ControlBlock", "FabricControl", "control_signature", "fabric_control",
-           "LOAD_KINDS", "CHECK_KINDS"]
+           "LOAD_KINDS", "CHECK_KINDS", "kind_table"]
 
 #: LOAD_GO kinds (the image's codes) that become a write of the fabric's load port,
 #: with the load port's kind; the directory only where the load kind has 3 bits.
@@ -31,6 +31,24 @@ LOAD_KINDS = {ImageKind.PROGRAM: LoadKind.PROGRAM, ImageKind.ITEM: LoadKind.ITEM
               ImageKind.HEADER: LoadKind.HEADER, ImageKind.ACC: LoadKind.ACC}
 #: LOAD_GO kinds that are checks of the read-back (self-checking build).
 CHECK_KINDS = (ImageKind.EXPECT_WORD, ImageKind.EXPECT_EMPTY, ImageKind.EXPECT_ACC)
+
+
+def kind_table() -> str:
+    """The LOAD_GO kinds as docs/integration.md's table (the image's codes, from the enums)."""
+    from .network.fabric import DIRECTORY  # noqa: PLC0415
+    rows = ["| KIND | entry | what the block does |", "|---|---|---|"]
+    for k, v in LOAD_KINDS.items():
+        rows.append(f"| {int(k)} {k.name} | load | a load-port write of kind {int(v)} ({v.name}) |")
+    rows.append(f"| {int(ImageKind.DIRECTORY)} DIRECTORY | load | network fabric only: a "
+                f"load-port write of kind {DIRECTORY} (the directory) |")
+    for k in CHECK_KINDS:
+        rows.append(f"| {int(k)} {k.name} | check | self-checking build: "
+                    + {ImageKind.EXPECT_WORD: "slot `addr` of `node` must hold `data`",
+                       ImageKind.EXPECT_EMPTY: "slot `addr` of `node` must be empty",
+                       ImageKind.EXPECT_ACC: "the accumulator of `node` must be `data`"}[k]
+                    + "; counted in CHECKS, a failure in MISMATCHES |")
+    rows.append(f"| {int(ImageKind.END)} END | | ignored |")
+    return "\n".join(rows) + "\n"
 
 
 class FabricControl:

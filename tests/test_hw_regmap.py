@@ -120,3 +120,10 @@ def test_a_map_with_overlapping_fields_or_offsets_is_refused():
         check_map((*REGISTERS, replace(ctrl, name="CTRL2")))
     with pytest.raises(ValueError, match="aligned"):
         check_map((replace(ctrl, offset=0x22),))
+
+
+def test_the_docs_kind_table_is_the_codes_the_block_decodes():
+    from pipegossip.hw.control import kind_table
+    text = (ROOT / "docs" / "integration.md").read_text()
+    m = re.search(r"<!-- kinds: begin -->\n(.*?)<!-- kinds: end -->", text, re.S)
+    assert m is not None and m.group(1) == kind_table()
