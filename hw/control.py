@@ -71,8 +71,10 @@ class FabricControl:
         self.prog_bits = len(fabric.prog_sel) if "prog_sel" in members else 0
         self.programs = getattr(fabric, "programs", 1 if not self.prog_bits else
                                 1 << self.prog_bits)
-        self.fabric_code = FABRIC_CODES.get(
-            "network" if "tx" in members or "deliver" in members else "schedule")
+        from .network.fabric import NetworkFabric  # noqa: PLC0415
+        # by class: a lean network build has no trace ports to tell it by
+        self.fabric_code = FABRIC_CODES["network" if isinstance(fabric, NetworkFabric)
+                                        else "schedule"]
         if self.n > 1 << register("LOAD_GO").field("NODE").width:
             raise ValueError(f"ControlBlock: {self.n} nodes do not fit LOAD_GO.NODE")
 
