@@ -6,7 +6,7 @@ program-driven fabrics' AXI4-Lite and Wishbone control port
 from it: the block's address decode and read multiplexer (Amaranth, hence
 the Verilog), the Markdown table of docs/integration.md
 (:func:`markdown_table`) and the C header (:func:`c_header`);
-``tests/test_hw_regmap.py`` checks the three against each other.
+``tests/hw/test_hw_regmap.py`` checks the three against each other.
 
 Registers are 32 bits wide at 4-byte-aligned byte offsets; the map is the
 same for every fabric size (sizes are read from the ``NODES`` .. ``LOAD_WORDS``

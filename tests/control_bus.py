@@ -1,6 +1,6 @@
 """AXI4-Lite and Wishbone masters for Amaranth's simulator, and an image replayed through them.
 
-Test helpers for the control block (``tests/test_hw_control.py``): each
+Test helpers for the control block (``tests/hw/test_hw_control.py``): each
 master drives one transaction at a time and returns the response, so a
 test sees every OKAY/SLVERR; :func:`replay` issues image entries through
 the register map's load window (:func:`pipegossip.hw.regmap.entry_writes`).

@@ -16,7 +16,7 @@ import pytest
 
 from pipegossip.cli import main as cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "integration"
 
 

@@ -295,7 +295,7 @@ def test_the_docs_timing_diagram_is_what_the_block_and_fabric_do():
     """docs/img/integration-collective.json, cycle by cycle, from the simulated ports."""
     import json
     from pathlib import Path
-    drawing = json.loads((Path(__file__).resolve().parent.parent / "docs" / "img"
+    drawing = json.loads((Path(__file__).resolve().parents[2] / "docs" / "img"
                           / "integration-collective.json").read_text())
     want = {s["name"]: _expand(s["wave"], [int(x[2:]) if x.startswith("t=") else int(x)
                                            for x in s.get("data", [])])

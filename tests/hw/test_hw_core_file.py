@@ -17,7 +17,7 @@ from pipegossip.cli import main as cli
 from pipegossip.hw.core_file import core_name, core_text
 from pipegossip.sim.tools.toolchain import use_verilator
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "integration"
 FUSESOC = Path(sys.executable).with_name("fusesoc")
 

@@ -18,7 +18,7 @@ from pipegossip.hw.regmap import (MAGIC, REGISTERS, VERSION, Field, c_header, ch
                                   markdown_table)
 from pipegossip.model.schedules.topologies import topology
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "examples" / "integration" / "pipegossip_regs.h"
 CC = shutil.which("cc") or shutil.which("gcc")
 
