@@ -9,7 +9,7 @@ from ...model.schedules.topologies import Topology
 from ..export import check_module_name, plain_internal_names
 from .fabric import NetworkFabric
 
-__all__ = ["network_verilog_text", "size_verilog_text", "TOP"]
+__all__ = ["network_verilog_text", "size_verilog_text", "network_header", "TOP"]
 
 #: The default top-module name.
 TOP = "pipegossip_network_fabric"
@@ -32,18 +32,22 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
     """
     check_module_name(name)
     fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store, node, trace)
-    z = fabric.size
     text = plain_internal_names(verilog.convert(fabric, name=name, emit_src=False))
+    return f"// pipegossip {__version__} network fabric\n" + network_header(fabric, op) + text
+
+
+def network_header(fabric: NetworkFabric, op: str) -> str:
+    """The comment line naming a network fabric's topology and size."""
+    z, topology = fabric.size, fabric.topology
     params = ", ".join(f"{k}={v}" for k, v in topology.params.items() if k != "edges")
-    return (f"// pipegossip {__version__} network fabric\n"
-            f"// topology={topology.name}({params}) n={z.n} ports={z.ports} width={z.width} "
+    return (f"// topology={topology.name}({params}) n={z.n} ports={z.ports} width={z.width} "
             f"depth={z.depth} slots={z.slots} "
             # the banked store's header is unchanged, so its texts (and build caches) are too
-            + (f"bank_depth={z.bank_depth or z.slots} op={op}" if store == "banks"
-               else f"op={op} store={store}")
+            + (f"bank_depth={z.bank_depth or z.slots} op={op}" if z.store == "banks"
+               else f"op={op} store={z.store}")
             # the wire node's header is unchanged, so its texts (and build caches) are too
-            + ("" if node == "wire" else f" node={node}") + ("" if trace else " lean")
-            + "\n" + text)
+            + ("" if z.node == "wire" else f" node={z.node}") + ("" if z.trace else " lean")
+            + "\n")
 
 
 def size_verilog_text(topology: Topology, size, op: str = "sum", name: str = TOP) -> str:

@@ -7,6 +7,7 @@ import sys
 
 from . import UsageError
 from ..infra.files import atomic_output, atomic_write
+from .ip import IP_OPTIONS, add_ip_arguments, refuse_ip_arguments, register_regmap
 from .network_hw import NETWORK_OPTIONS, add_network_arguments
 from .schedule_hw import SIZE_OPTIONS, add_size_arguments
 from .options import (FSM_OPTIONS, add_config_arguments, config_from_args, int_list,
@@ -39,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="top-level module name; default pipegossip_fabric")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="write to PATH (atomically) instead of stdout")
+    add_ip_arguments(p)
     p.set_defaults(func=cmd_verilog)
+    register_regmap(sub)
 
     h = sub.add_parser("hwsim", help="run the fabric in Amaranth's simulator against the model",
                        description="Simulate the generated fabric cycle by cycle in Amaranth's "
@@ -81,15 +84,21 @@ def _verilog_network(args: argparse.Namespace) -> int:
     op = args.op or "sum"
     store = args.store or "banks"
     write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op,
-                          args.bank_depth, store, args.node or "wire")
+                          args.bank_depth, store, args.node or "wire", control=args.control)
     if args.output:
         kept = (f"bank_depth={args.bank_depth or args.slots or topo.n}" if store == "banks"
                 else f"store={store}")
         print(f"wrote {args.output}: network fabric, {topo.name} n={topo.n} "
               f"({2 * topo.m} link ends), width={args.width}, depth={depth}, "
               f"slots={args.slots or topo.n}, {kept}, op={op}"
-              + ("" if (args.node or "wire") == "wire" else f", node={args.node}"),
+              + ("" if (args.node or "wire") == "wire" else f", node={args.node}")
+              + (f", behind an {args.control} control block" if args.control else ""),
               file=sys.stderr)
+    if args.core:
+        from ..hw.network.export import TOP
+        from .ip import write_core
+        write_core(args.output, TOP, args.control, f"pipegossip network fabric, {topo.name} "
+                   f"n={topo.n}, width {args.width}, depth {depth}")
     return 0
 
 
@@ -103,21 +112,30 @@ def _verilog_schedule(args: argparse.Namespace) -> int:
     if args.n is None:
         raise UsageError("the following arguments are required: --n")
     depth = 64 if args.depth is None else args.depth
-    write_verilog(args.output or "-", args.n, args.width, depth, args.slots)
+    write_verilog(args.output or "-", args.n, args.width, depth, args.slots,
+                  control=args.control)
     if args.output:
         print(f"wrote {args.output}: schedule fabric, n={args.n}, width={args.width}, "
-              f"depth={depth}, slots={args.slots or args.n}", file=sys.stderr)
+              f"depth={depth}, slots={args.slots or args.n}"
+              + (f", behind an {args.control} control block" if args.control else ""),
+              file=sys.stderr)
+    if args.core:
+        from ..hw.schedule.export import TOP
+        from .ip import write_core
+        write_core(args.output, TOP, args.control, f"pipegossip schedule fabric, n={args.n}, "
+                   f"width {args.width}, depth {depth}")
     return 0
 
 
 def cmd_verilog(args: argparse.Namespace) -> int:
     from ..hw.export import check_module_name, verilog_text
 
+    refuse_ip_arguments(args)
     if args.fabric == "schedule":
         return _verilog_schedule(args)
     if args.fabric == "network":
         return _verilog_network(args)
-    refuse_given(args, SIZE_OPTIONS,
+    refuse_given(args, (*SIZE_OPTIONS, *IP_OPTIONS),
                  "only to --fabric schedule or network")
     refuse_given(args, NETWORK_OPTIONS, "only to --fabric network")
     missing = missing_config(args)
@@ -133,6 +151,10 @@ def cmd_verilog(args: argparse.Namespace) -> int:
         atomic_write(args.output, text)
         print(f"wrote {args.output}: module {args.name}, {config.header()}, width={args.width}",
               file=sys.stderr)
+        if args.core:
+            from .ip import write_core
+            write_core(args.output, args.name, None,
+                       f"pipegossip FSM fabric, {config.header()}, width {args.width}")
     else:
         sys.stdout.write(text)
     return 0

@@ -99,8 +99,12 @@ def check_network_size(topology, width: int, depth: int, slots: int, what: str,
 def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64,
                           slots: int | None = None, op: str = "sum",
                           bank_depth: int | None = None, store: str = "banks",
-                          node: str = "wire", trace: bool = True) -> None:
-    """Write the network fabric's Verilog to ``output`` (``-``: stdout)."""
+                          node: str = "wire", trace: bool = True,
+                          control: str | None = None) -> None:
+    """Write the network fabric's Verilog to ``output`` (``-``: stdout).
+
+    ``control`` (``"axil"``, ``"wishbone"``): the fabric behind its control block.
+    """
     from ..hw.network.export import network_verilog_text
     from ..model.errors import ConfigError
     if topology.edges is None and topology.n > 64:
@@ -109,6 +113,17 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
     check_network_size(topology, width, depth, slots or topology.n,
                        f"the network fabric of {topology.name} (N={topology.n:,}), width "
                        f"{width}, depth {depth:,}", bank_depth, store)
+    if control:
+        from ..hw.network.export import TOP, network_header
+        from ..hw.network.fabric import NetworkFabric
+        from .ip import write_controlled
+        try:
+            fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store, node,
+                                   trace)
+        except (TypeError, ValueError) as e:
+            raise ConfigError(str(e)) from None
+        write_controlled(output, fabric, control, TOP, network_header(fabric, op))
+        return
     try:
         text = network_verilog_text(topology, width, depth, slots, op, bank_depth=bank_depth,
                                     store=store, node=node, trace=trace)

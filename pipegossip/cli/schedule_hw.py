@@ -52,11 +52,26 @@ def fabric_bits(n: int, width: int, depth: int, slots: int) -> int:
 
 
 def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
-                  slots: int | None = None) -> None:
-    """Write the schedule fabric's Verilog to ``output`` (``-``: stdout)."""
+                  slots: int | None = None, control: str | None = None) -> None:
+    """Write the schedule fabric's Verilog to ``output`` (``-``: stdout).
+
+    ``control`` (``"axil"``, ``"wishbone"``): the fabric behind its control block.
+    """
     from ..hw.schedule.export import schedule_verilog_text
     check_fabric_size(n, width, depth, slots or n,
                       f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
+    if control:
+        from ..hw.schedule.export import TOP
+        from ..hw.schedule.fabric import ScheduleFabric
+        from .ip import write_controlled
+        try:
+            fabric = ScheduleFabric(n, width, depth, slots)
+        except (TypeError, ValueError) as e:
+            raise ConfigError(str(e)) from None
+        z = fabric.size
+        write_controlled(output, fabric, control, TOP,
+                         f"// n={z.n} width={z.width} depth={z.depth} slots={z.slots}\n")
+        return
     try:
         text = schedule_verilog_text(n, width, depth, slots)
     except (TypeError, ValueError) as e:

@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # hw
     "verilog": ("hw verilog", "cli.hw"),
     "verilog-schedule": ("hw verilog --fabric schedule", "cli.hw"),
+    "hw regmap": ("hw regmap", "cli.hw"),  # new with the groups: no flat spelling
     "cost": ("hw cost", "cli.hw"),
     "fpga": ("hw fpga", "cli.fpga"),
     "fpga-sweep": ("hw fpga-sweep", "cli.fpga"),
