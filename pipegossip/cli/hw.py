@@ -35,8 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_network_arguments(p)
     p.add_argument("--width", type=word_width, default=8, metavar="W",
                    help="word width in bits; default 8")
-    p.add_argument("--name", default="pipegossip_fabric", metavar="TOP",
-                   help="top-level module name; default pipegossip_fabric")
+    p.add_argument("--name", default=None, metavar="PREFIX",
+                   help="top-level module name, which every module of the Verilog carries "
+                   "as its prefix (submodules are PREFIX.node0, ...), so that two generated "
+                   "fabrics can sit in one design; default pipegossip_fabric (--fabric "
+                   "schedule: pipegossip_schedule_fabric, network: pipegossip_network_fabric)")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="write to PATH (atomically) instead of stdout")
     p.set_defaults(func=cmd_verilog)
@@ -73,19 +76,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _verilog_network(args: argparse.Namespace) -> int:
     from .network_hw import network_topology, write_network_verilog
 
-    refuse_given(args, (*FSM_OPTIONS, ("--name", "name", "pipegossip_fabric")),
+    refuse_given(args, FSM_OPTIONS,
                  "only to --fabric fsm; the network fabric runs any schedule on its topology "
                  "loaded at run time")
+    name = _module_name(args, "network")
     topo = network_topology(args)
     depth = 64 if args.depth is None else args.depth
     op = args.op or "sum"
     store = args.store or "banks"
     write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op,
-                          args.bank_depth, store)
+                          args.bank_depth, store, name=name)
     if args.output:
         kept = (f"bank_depth={args.bank_depth or args.slots or topo.n}" if store == "banks"
                 else f"store={store}")
-        print(f"wrote {args.output}: network fabric, {topo.name} n={topo.n} "
+        print(f"wrote {args.output}: module {name}, network fabric, {topo.name} n={topo.n} "
               f"({2 * topo.m} link ends), width={args.width}, depth={depth}, "
               f"slots={args.slots or topo.n}, {kept}, op={op}", file=sys.stderr)
     return 0
@@ -94,22 +98,40 @@ def _verilog_network(args: argparse.Namespace) -> int:
 def _verilog_schedule(args: argparse.Namespace) -> int:
     from .schedule_hw import write_verilog
 
-    refuse_given(args, (*FSM_OPTIONS, ("--name", "name", "pipegossip_fabric")),
+    refuse_given(args, FSM_OPTIONS,
                  "only to --fabric fsm; the schedule fabric runs any schedule loaded at "
                  "run time")
     refuse_given(args, NETWORK_OPTIONS, "only to --fabric network")
+    name = _module_name(args, "schedule")
     if args.n is None:
         raise UsageError("the following arguments are required: --n")
     depth = 64 if args.depth is None else args.depth
-    write_verilog(args.output or "-", args.n, args.width, depth, args.slots)
+    write_verilog(args.output or "-", args.n, args.width, depth, args.slots, name=name)
     if args.output:
-        print(f"wrote {args.output}: schedule fabric, n={args.n}, width={args.width}, "
+        print(f"wrote {args.output}: module {name}, schedule fabric, n={args.n}, width={args.width}, "
               f"depth={depth}, slots={args.slots or args.n}", file=sys.stderr)
     return 0
 
 
+def _module_name(args: argparse.Namespace, fabric: str) -> str:
+    """``--name``, checked, or the fabric's default top-module name."""
+    from .hw.export import check_module_name
+    if args.name is None:
+        if fabric == "schedule":
+            from .hw.schedule.export import TOP
+        elif fabric == "network":
+            from .hw.network.export import TOP
+        else:
+            TOP = "pipegossip_fabric"
+        return TOP
+    try:
+        return check_module_name(args.name)
+    except ValueError as e:
+        raise UsageError(f"--name: {e}") from None
+
+
 def cmd_verilog(args: argparse.Namespace) -> int:
-    from ..hw.export import check_module_name, verilog_text
+    from .hw.export import verilog_text
 
     if args.fabric == "schedule":
         return _verilog_schedule(args)
@@ -122,14 +144,11 @@ def cmd_verilog(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)}")
     config = config_from_args(args)
-    try:
-        check_module_name(args.name)
-    except ValueError as e:
-        raise UsageError(f"--name: {e}") from None
-    text = verilog_text(config, width=args.width, name=args.name)
+    name = _module_name(args, "fsm")
+    text = verilog_text(config, width=args.width, name=name)
     if args.output:
         atomic_write(args.output, text)
-        print(f"wrote {args.output}: module {args.name}, {config.header()}, width={args.width}",
+        print(f"wrote {args.output}: module {name}, {config.header()}, width={args.width}",
               file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -87,10 +87,12 @@ def check_network_size(topology, width: int, depth: int, slots: int, what: str,
 
 def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64,
                           slots: int | None = None, op: str = "sum",
-                          bank_depth: int | None = None, store: str = "banks") -> None:
-    """Write the network fabric's Verilog to ``output`` (``-``: stdout)."""
-    from ..hw.network.export import network_verilog_text
-    from ..model.errors import ConfigError
+                          bank_depth: int | None = None, store: str = "banks",
+                          name: str | None = None) -> None:
+    """Write the network fabric's Verilog to ``output`` (``-``: stdout); ``name`` is the
+    top module's (every module's prefix), default :data:`~.hw.network.export.TOP`."""
+    from .hw.network.export import TOP, network_verilog_text
+    from .model.errors import ConfigError
     if topology.edges is None and topology.n > 64:
         raise ConfigError(f"the network fabric of complete({topology.n}) has too many links: "
                           f"at most complete(64)")
@@ -98,8 +100,8 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                        f"the network fabric of {topology.name} (N={topology.n:,}), width "
                        f"{width}, depth {depth:,}", bank_depth, store)
     try:
-        text = network_verilog_text(topology, width, depth, slots, op, bank_depth=bank_depth,
-                                    store=store)
+        text = network_verilog_text(topology, width, depth, slots, op, name=name or TOP,
+                                    bank_depth=bank_depth, store=store)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)
