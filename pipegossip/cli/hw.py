@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "as its prefix (submodules are PREFIX.node0, ...), so that two generated "
                    "fabrics can sit in one design; default pipegossip_fabric (--fabric "
                    "schedule: pipegossip_schedule_fabric, network: pipegossip_network_fabric)")
+    p.add_argument("--schedule", nargs="+", default=None, metavar="FILE.json",
+                   help="--fabric schedule or network: size the fabric from the schedules "
+                   "it must run: N (and the topology) from the files, depth the longest "
+                   "program, slots the most any needs (and the bank depth: --slots unless "
+                   "--bank-depth); --depth, --slots, --bank-depth make it larger. Images "
+                   "for it: `hw program FILE.json --verilog OUT.v`")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="write to PATH (atomically) instead of stdout")
     p.set_defaults(func=cmd_verilog)
@@ -80,10 +86,13 @@ def _verilog_network(args: argparse.Namespace) -> int:
                  "only to --fabric fsm; the network fabric runs any schedule on its topology "
                  "loaded at run time")
     name = _module_name(args, "network")
-    topo = network_topology(args)
-    depth = 64 if args.depth is None else args.depth
     op = args.op or "sum"
     store = args.store or "banks"
+    if args.schedule:
+        topo, depth, args.slots, args.bank_depth = _network_from_schedules(args, op)
+    else:
+        topo = network_topology(args)
+        depth = 64 if args.depth is None else args.depth
     write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op,
                           args.bank_depth, store, name=name)
     if args.output:
@@ -103,14 +112,77 @@ def _verilog_schedule(args: argparse.Namespace) -> int:
                  "run time")
     refuse_given(args, NETWORK_OPTIONS, "only to --fabric network")
     name = _module_name(args, "schedule")
-    if args.n is None:
-        raise UsageError("the following arguments are required: --n")
-    depth = 64 if args.depth is None else args.depth
+    if args.schedule:
+        args.n, depth, args.slots = _schedule_from_schedules(args)
+    elif args.n is None:
+        raise UsageError("the following arguments are required: --n (or --schedule FILE.json)")
+    else:
+        depth = 64 if args.depth is None else args.depth
     write_verilog(args.output or "-", args.n, args.width, depth, args.slots, name=name)
     if args.output:
         print(f"wrote {args.output}: module {name}, schedule fabric, n={args.n}, width={args.width}, "
               f"depth={depth}, slots={args.slots or args.n}", file=sys.stderr)
     return 0
+
+
+def _schedule_from_schedules(args: argparse.Namespace) -> tuple[int, int, int]:
+    """``(n, depth, slots)`` of the schedule fabric that runs every ``--schedule`` file.
+
+    Each file is compiled as ``hw program`` compiles it (depth: its cycles
+    or ``--depth``; slots: the items it needs or ``--slots``); the fabric
+    takes the largest of each, and every file is compiled again at that
+    size, so that one that cannot run there is refused now (one line).
+    """
+    from .program_cli import compile_image
+    images = [(f, _named(f, compile_image, f, args.width, args.depth, args.slots))
+              for f in args.schedule]
+    ns = {im.size.n for _, im in images}
+    if len(ns) > 1:
+        raise UsageError("--schedule: one fabric runs schedules of one N; got "
+                         + ", ".join(f"{f} n={im.size.n}" for f, im in images))
+    (n,) = ns
+    if args.n is not None and args.n != n:
+        raise UsageError(f"--n {args.n}: the schedules have n={n}")
+    depth = max(im.size.depth for _, im in images)
+    slots = max(im.size.slots for _, im in images)
+    for f, _ in images:
+        _named(f, compile_image, f, args.width, depth, slots)
+    return n, depth, slots
+
+
+def _named(path: str, compile_one, *a, **kw):
+    """``compile_one(*a, **kw)``; a schedule it refuses is refused naming ``path``."""
+    from .model.errors import FormatError
+    from .model.schedules.program import ProgramError
+    try:
+        return compile_one(*a, **kw)
+    except (ProgramError, FormatError) as e:
+        if str(e).startswith(path):
+            raise
+        raise type(e)(f"{path}: {e}") from None
+
+
+def _network_from_schedules(args: argparse.Namespace, op: str):
+    """``(topology, depth, slots, bank_depth)`` of the network fabric that runs every
+    ``--schedule`` file (on ``--topology`` if given, else their own, which must be one)."""
+    from .hw.schedule.image import topology_label
+    from .program_cli import compile_network_image
+    topo = network_topology(args) if args.topology is not None else None
+    images = [(f, _named(f, compile_network_image, f, args.width, args.depth, args.slots,
+                         op=op, bank_depth=args.bank_depth, topology=topo))
+              for f in args.schedule]
+    labels = {topology_label(im.program.topology) for _, im in images}
+    if len(labels) > 1:
+        raise UsageError("--schedule: one network fabric runs schedules of one topology; got "
+                         + ", ".join(f"{f} {topology_label(im.program.topology)}"
+                                     for f, im in images))
+    topo = images[0][1].program.topology
+    depth = max(im.size.depth for _, im in images)
+    slots = max(im.size.slots for _, im in images)
+    for f, _ in images:
+        _named(f, compile_network_image, f, args.width, depth, slots, op=op,
+               bank_depth=args.bank_depth, topology=topo)
+    return topo, depth, slots, args.bank_depth
 
 
 def _module_name(args: argparse.Namespace, fabric: str) -> str:
@@ -137,7 +209,7 @@ def cmd_verilog(args: argparse.Namespace) -> int:
         return _verilog_schedule(args)
     if args.fabric == "network":
         return _verilog_network(args)
-    refuse_given(args, SIZE_OPTIONS,
+    refuse_given(args, (*SIZE_OPTIONS, ("--schedule", "schedule", None)),
                  "only to --fabric schedule or network")
     refuse_given(args, NETWORK_OPTIONS, "only to --fabric network")
     missing = missing_config(args)

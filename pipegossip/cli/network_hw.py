@@ -110,8 +110,12 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
 def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
                         seed: int = 0, op: str = "sum", simulator: str = "verilator",
                          progress=None, fault: str | None = None, mode: str = "trace",
-                         bank_depth: int | None = None, store: str = "banks"):
+                         bank_depth: int | None = None, store: str = "banks",
+                         images: Sequence[str] | None = None):
     """Load, check and co-simulate schedule files on the network fabric of each topology.
+
+    ``images``: one image file per schedule (``--image``), loaded instead of
+    the compiled program's writes once the build is known to run it.
 
     Raises
     ------
@@ -120,9 +124,15 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
     ProgramError
         A schedule the network fabric cannot run (depth, a part of an accumulator).
     """
-    from ..model.schedules.ir import load
-    from ..model.schedules.validate import check
-    from ..sim.network.cosim import cosim_network
+    from .model.schedules.ir import load
+    from .model.schedules.validate import check
+    from .schedule_hw_cli import read_image_files
+    from .sim.network.cosim import cosim_network
+    read = read_image_files(files, images)
+    if read and fault is not None:
+        from .cli import UsageError
+        raise UsageError("--fault alters the compiled program's writes; --image loads the "
+                         "image's own")
     if store == "single" and bank_depth is not None:
         from . import UsageError
         raise UsageError("--bank-depth applies to --store banks only (the single store "
@@ -138,7 +148,7 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
         schedules.append((str(f), s))
     return cosim_network(schedules, width=width, depth=depth, seed=seed, op=op,
                          simulator=simulator, progress=progress, fault=fault, mode=mode,
-                         bank_depth=bank_depth, store=store)
+                         bank_depth=bank_depth, store=store, images=read)
 
 
 def network_cosim_text(report) -> str:

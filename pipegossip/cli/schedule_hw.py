@@ -67,7 +67,8 @@ def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
 
 def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
                 seed: int = 0, simulator: str = "verilator", progress=None,
-                stream: int | None = None, banks: int = 2, via: str = "item"):
+                stream: int | None = None, banks: int = 2, via: str = "item",
+                images: Sequence[str] | None = None):
     """Load, check and co-simulate schedule files; returns the :class:`CosimReport`.
 
     ``stream``, ``banks`` and ``via``: see
@@ -111,7 +112,19 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
         _check_build_memory(schedules, width, depth)
     return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
                            simulator=simulator, progress=progress, stream=stream,
-                           banks=banks, via=via)
+                           banks=banks, via=via, images=read_image_files(files, images))
+
+
+def read_image_files(files: Sequence[str], images: Sequence[str] | None) -> dict | None:
+    """``--image``: one image per ``--schedule`` file, in order, read before any build."""
+    if not images:
+        return None
+    from .cli import UsageError
+    from .hw.schedule.image_read import read_image
+    if len(images) != len(files):
+        raise UsageError(f"--image: one image per --schedule file, in order; got "
+                         f"{len(images)} for {len(files)}")
+    return {str(f): read_image(i) for f, i in zip(files, images)}
 
 
 def _check_build_memory(schedules, width: int, depth: int | None) -> None:

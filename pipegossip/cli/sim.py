@@ -97,6 +97,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--fabric network: words per store bank of the build (as `hw verilog "
                    "--fabric network`); a schedule needing deeper banks is refused with the "
                    "depth it needs; default the store's slots")
+    p.add_argument("--image", nargs="+", default=None, metavar="IMAGE",
+                   help="--schedule on the schedule or network fabric: one load image per "
+                   "schedule file, in order (`hw program` output, hex or JSON): the testbench "
+                   "loads the image's writes, the judge holds the run against the schedule; "
+                   "an image the build cannot run is refused (exit 2, before the build)")
     p.add_argument("--plot", default=None, metavar="FILE.png|svg",
                    help="--fabric network with one schedule: draw its rounds beside the "
                    "run's words on every link in every clock cycle and the accumulators, "
@@ -273,10 +278,14 @@ def _cosim_schedule(args: argparse.Namespace) -> int:
     if args.stream is None:
         refuse_given(args, [("--banks", "banks", None), ("--via", "via", None)],
                      "only with --stream G")
+    else:
+        refuse_given(args, [("--image", "image", None)], "not with --stream (an image holds "
+                     "one program's writes)")
     report = cosim_files(args.schedule, width=args.width, depth=args.depth,
                          seed=args.word_seed, simulator=args.simulator,
                          progress=progress_printer("cosim", args.quiet),
-                         stream=args.stream, banks=args.banks or 2, via=args.via or "item")
+                         stream=args.stream, banks=args.banks or 2, via=args.via or "item",
+                         images=args.image)
     if args.format == "json":
         sys.stdout.write(json.dumps(cosim_report_json(report)) + "\n")
     else:
@@ -303,7 +312,8 @@ def _cosim_network(args: argparse.Namespace) -> int:
                                  progress=progress_printer("cosim", args.quiet),
                                  fault=args.fault,
                                  mode="trace" if plot is not None else args.mode,
-                                 bank_depth=args.bank_depth, store=args.store or "banks")
+                                 bank_depth=args.bank_depth, store=args.store or "banks",
+                                 images=args.image)
     status = print_report(report, args.format)
     if plot is not None:
         write_plot(report, plot)
@@ -334,7 +344,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         raise UsageError("--fabric schedule needs --schedule FILE.json")
     if args.schedule:
         return _cosim_schedule(args)
-    refuse_given(args, (("--depth", "depth", None),), "only with --schedule")
+    refuse_given(args, (("--depth", "depth", None), ("--image", "image", None)), "only with --schedule")
     missing = missing_config(args)
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)} "

@@ -71,7 +71,8 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
                   simulator: str = "verilator", root: Path | None = None,
                   progress: Progress | None = None, fault: str | None = None,
                   mode: str = "trace", bank_depth: int | None = None,
-                  rerun: bool = True, store: str = "banks") -> CosimReport:
+                  rerun: bool = True, store: str = "banks",
+                  images: dict | None = None) -> CosimReport:
     """Compile, build once per topology, run and judge every schedule.
 
     Parameters
@@ -94,11 +95,18 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         schedule needing deeper banks is refused with the depth it needs.
     store : {"banks", "single"}
         The nodes' item store (:data:`~pipegossip.hw.ports.STORES`).
+    images : dict, optional
+        Schedule name -> :class:`~pipegossip.hw.schedule.image_read.LoadImage`:
+        load that image's writes instead of the compiled program's (the judge
+        still holds the run against the schedule), after checking that the
+        build can run it.
 
     Raises
     ------
     ProgramError
         A schedule the network fabric cannot run.
+    ImageRefused
+        An image the build cannot run (before any build).
     CosimError
         The toolchain failed.
     """
@@ -116,9 +124,11 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         programs = [compile_network(s, op=op, width=width, depth=d, slots=slots,
                                     bank_depth=bank_depth) for _, s, _ in items]
         names = [name for name, *_ in items]
-        jobs = [network_job(nm, p, seed, None if fault is None else faulty_writes(p, fault, seed))
-                for nm, p in zip(names, programs)]
         size = network_size(programs[0].topology, width, d, slots, bank_depth, store)
+        jobs = [network_job(nm, p, seed, _image_writes(images, nm, size, p, op)
+                            if images and nm in images else
+                            None if fault is None else faulty_writes(p, fault, seed))
+                for nm, p in zip(names, programs)]
 
         def trace_runs(ps, js):
             if simulator == "amaranth":
@@ -142,6 +152,16 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         for name, p, r, v in zip(names, programs, records, verdicts):
             report.results.append(ScheduleResult(name, p, r, v))
     return report
+
+
+def _image_writes(images: dict, name: str, size: NetworkSize, program: NetworkProgram,
+                  op: str) -> list:
+    """The load writes of ``images[name]``, refused if the build of ``size`` cannot run it."""
+    from ...hw.schedule.image_read import build_sizes, check_runs
+    image = images[name]
+    check_runs(image, build_sizes(size, topology=program.topology, op=op),
+               f"the co-simulation's build of {name} ({_slug(program, size)})")
+    return [list(w) for w in image.writes()]
 
 
 def _fast_group(programs, jobs, size: NetworkSize, simulator: str, root, progress,

@@ -384,13 +384,16 @@ def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top:
 
 def run_schedule_build(b: ScheduleBuild, programs: Sequence[Program | StreamProgram], *,
                        seed: int = 0, names: Sequence[str] | None = None,
-                       via: str = VIA_ITEM) -> list[ScheduleRun]:
+                       via: str = VIA_ITEM, jobs: Sequence[dict] | None = None
+                       ) -> list[ScheduleRun]:
     """Load and run every program, in one simulator process, on build ``b``.
 
-    A streaming program's timed loads go through ``via`` while it runs.
+    A streaming program's timed loads go through ``via`` while it runs;
+    ``jobs`` (as :func:`job_for` makes them) replace the programs' own.
     """
     _check_fits(programs, b.size)
-    runs = [job_for(names[i] if names else p.slug, p, seed, via) for i, p in enumerate(programs)]
+    runs = list(jobs) if jobs is not None else [
+        job_for(names[i] if names else p.slug, p, seed, via) for i, p in enumerate(programs)]
     return [ScheduleRun.from_json(d) for d in run_build_jobs(b, runs, "schedule", TOP)]
 
 
@@ -481,7 +484,7 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
                     depth: int | None = None, seed: int = 0, simulator: str = "verilator",
                     root: Path | None = None, progress: Progress | None = None,
                     stream: int | None = None, banks: int = 2,
-                    via: str = VIA_ITEM) -> CosimReport:
+                    via: str = VIA_ITEM, images: dict | None = None) -> CosimReport:
     """Compile, build once per size, run and judge every schedule.
 
     Parameters
@@ -500,11 +503,18 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
         Streaming: gossips' worth of store slots.
     via : {"item", "load"}
         Streaming: the path of the timed loads.
+    images : dict, optional
+        Schedule name -> :class:`~pipegossip.hw.schedule.image_read.LoadImage`:
+        load that image's writes instead of the compiled program's (the judge
+        still holds the run against the schedule), after checking that the
+        build can run it.
 
     Raises
     ------
     ProgramError
         A schedule does not fit ``depth``.
+    ImageRefused
+        An image the build cannot run (before any build).
     CosimError
         The toolchain failed.
     """
@@ -531,12 +541,21 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
         programs = [build(s, d, slots) for _, s, _ in items]
         names = [name for name, *_ in items]
         size = size_for(programs)
+        jobs = [job_for(nm, p, seed, via) for nm, p in zip(names, programs)]
+        for job in jobs:
+            if images and job["name"] in images:
+                from ...hw.schedule.image_read import build_sizes, check_runs
+                image = images[job["name"]]
+                check_runs(image, build_sizes(size),
+                           f"the co-simulation's build of {job['name']} ({_slug(size)})")
+                job["writes"] = [list(w) for w in image.writes()]
         if simulator == "amaranth":
-            records = run_programs_amaranth(programs, size, seed, names, via)
+            records = run_programs_amaranth(programs, size, seed, names, via, jobs=jobs)
         else:
             b = build_schedule_fabric(size, root=root, progress=progress)
             report.builds.append(b)
-            records = run_schedule_build(b, programs, seed=seed, names=names, via=via)
+            records = run_schedule_build(b, programs, seed=seed, names=names, via=via,
+                                         jobs=jobs)
         for name, p, r in zip(names, programs, records):
             report.results.append(ScheduleResult(name, p, r, judge_schedule(p, r)))
     return report
