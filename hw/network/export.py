@@ -17,12 +17,16 @@ TOP = "pipegossip_network_fabric"
 
 def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
                          slots: int | None = None, op: str = "sum", name: str = TOP,
-                         bank_depth: int | None = None, store: str = "banks") -> str:
+                         bank_depth: int | None = None, store: str = "banks",
+                         trace: bool = True) -> str:
     """The Verilog of the network fabric of ``topology`` (byte-for-byte reproducible).
 
     Ports are those of :data:`~pipegossip.hw.ports.NETWORK_PORTS` with nested
     names joined by ``__`` (``tx__5__word``, ``acc__3``) plus ``clk`` and the
-    synchronous active-high ``rst``.
+    synchronous active-high ``rst``; ``trace=False`` is the lean build
+    (:class:`~pipegossip.hw.lean.Lean`): no ``tx``/``rx`` bundles, the same
+    datapath, every other port the same in every cycle. Every module is
+    named ``name`` or ``name.<path>``.
 
     Raises
     ------
@@ -32,6 +36,9 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
     check_module_name(name)
     fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store)
     z = fabric.size
+    if not trace:
+        from ..lean import TRACE_GROUPS, Lean
+        fabric = Lean(fabric, TRACE_GROUPS["network"])
     text = plain_internal_names(verilog.convert(fabric, name=name, emit_src=False))
     params = ", ".join(f"{k}={v}" for k, v in topology.params.items() if k != "edges")
     return (f"// pipegossip {__version__} network fabric\n"
@@ -39,7 +46,7 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
             f"depth={z.depth} slots={z.slots} "
             # the banked store's header is unchanged, so its texts (and build caches) are too
             + (f"bank_depth={z.bank_depth or z.slots} op={op}" if store == "banks"
-               else f"op={op} store={store}") + "\n" + text)
+               else f"op={op} store={store}") + ("" if trace else " trace=0") + "\n" + text)
 
 
 def size_verilog_text(topology: Topology, size, op: str = "sum", name: str = TOP) -> str:

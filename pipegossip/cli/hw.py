@@ -46,6 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "program, slots the most any needs (and the bank depth: --slots unless "
                    "--bank-depth); --depth, --slots, --bank-depth make it larger. Images "
                    "for it: `hw program FILE.json --verilog OUT.v`")
+    p.add_argument("--no-trace", action="store_true",
+                   help="--fabric schedule or network: the lean build, without the trace "
+                   "bundles (schedule: send__*/recv__*, network: tx__*/rx__*); the same "
+                   "datapath, every other port the same in every cycle")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="write to PATH (atomically) instead of stdout")
     p.set_defaults(func=cmd_verilog)
@@ -94,13 +98,14 @@ def _verilog_network(args: argparse.Namespace) -> int:
         topo = network_topology(args)
         depth = 64 if args.depth is None else args.depth
     write_network_verilog(args.output or "-", topo, args.width, depth, args.slots, op,
-                          args.bank_depth, store, name=name)
+                          args.bank_depth, store, name=name, trace=not args.no_trace)
     if args.output:
         kept = (f"bank_depth={args.bank_depth or args.slots or topo.n}" if store == "banks"
                 else f"store={store}")
         print(f"wrote {args.output}: module {name}, network fabric, {topo.name} n={topo.n} "
               f"({2 * topo.m} link ends), width={args.width}, depth={depth}, "
-              f"slots={args.slots or topo.n}, {kept}, op={op}", file=sys.stderr)
+              f"slots={args.slots or topo.n}, {kept}, op={op}"
+              + (", lean (no trace ports)" if args.no_trace else ""), file=sys.stderr)
     return 0
 
 
@@ -118,10 +123,12 @@ def _verilog_schedule(args: argparse.Namespace) -> int:
         raise UsageError("the following arguments are required: --n (or --schedule FILE.json)")
     else:
         depth = 64 if args.depth is None else args.depth
-    write_verilog(args.output or "-", args.n, args.width, depth, args.slots, name=name)
+    write_verilog(args.output or "-", args.n, args.width, depth, args.slots, name=name,
+                  trace=not args.no_trace)
     if args.output:
         print(f"wrote {args.output}: module {name}, schedule fabric, n={args.n}, width={args.width}, "
-              f"depth={depth}, slots={args.slots or args.n}", file=sys.stderr)
+              f"depth={depth}, slots={args.slots or args.n}"
+              + (", lean (no trace ports)" if args.no_trace else ""), file=sys.stderr)
     return 0
 
 
@@ -209,7 +216,8 @@ def cmd_verilog(args: argparse.Namespace) -> int:
         return _verilog_schedule(args)
     if args.fabric == "network":
         return _verilog_network(args)
-    refuse_given(args, (*SIZE_OPTIONS, ("--schedule", "schedule", None)),
+    refuse_given(args, (*SIZE_OPTIONS, ("--schedule", "schedule", None),
+                        ("--no-trace", "no_trace", False)),
                  "only to --fabric schedule or network")
     refuse_given(args, NETWORK_OPTIONS, "only to --fabric network")
     missing = missing_config(args)

@@ -88,7 +88,7 @@ def check_network_size(topology, width: int, depth: int, slots: int, what: str,
 def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64,
                           slots: int | None = None, op: str = "sum",
                           bank_depth: int | None = None, store: str = "banks",
-                          name: str | None = None) -> None:
+                          name: str | None = None, trace: bool = True) -> None:
     """Write the network fabric's Verilog to ``output`` (``-``: stdout); ``name`` is the
     top module's (every module's prefix), default :data:`~.hw.network.export.TOP`."""
     from .hw.network.export import TOP, network_verilog_text
@@ -101,7 +101,7 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                        f"{width}, depth {depth:,}", bank_depth, store)
     try:
         text = network_verilog_text(topology, width, depth, slots, op, name=name or TOP,
-                                    bank_depth=bank_depth, store=store)
+                                    bank_depth=bank_depth, store=store, trace=trace)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)

@@ -52,14 +52,15 @@ def fabric_bits(n: int, width: int, depth: int, slots: int) -> int:
 
 
 def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
-                  slots: int | None = None, name: str | None = None) -> None:
+                  slots: int | None = None, name: str | None = None,
+                  trace: bool = True) -> None:
     """Write the schedule fabric's Verilog to ``output`` (``-``: stdout); ``name`` is the
     top module's (every module's prefix), default :data:`~.hw.schedule.export.TOP`."""
     from .hw.schedule.export import TOP, schedule_verilog_text
     check_fabric_size(n, width, depth, slots or n,
                       f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
     try:
-        text = schedule_verilog_text(n, width, depth, slots, name=name or TOP)
+        text = schedule_verilog_text(n, width, depth, slots, name=name or TOP, trace=trace)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)
