@@ -111,7 +111,8 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
                         seed: int = 0, op: str = "sum", simulator: str = "verilator",
                          progress=None, fault: str | None = None, mode: str = "trace",
                          bank_depth: int | None = None, store: str = "banks",
-                         images: Sequence[str] | None = None):
+                         images: Sequence[str] | None = None, waves: str | None = None,
+                         dump=None):
     """Load, check and co-simulate schedule files on the network fabric of each topology.
 
     ``images``: one image file per schedule (``--image``), loaded instead of
@@ -148,7 +149,8 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
         schedules.append((str(f), s))
     return cosim_network(schedules, width=width, depth=depth, seed=seed, op=op,
                          simulator=simulator, progress=progress, fault=fault, mode=mode,
-                         bank_depth=bank_depth, store=store, images=read)
+                         bank_depth=bank_depth, store=store, images=read, waves=waves,
+                         dump=dump)
 
 
 def network_cosim_text(report) -> str:

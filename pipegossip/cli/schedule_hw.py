@@ -69,7 +69,7 @@ def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
 def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
                 seed: int = 0, simulator: str = "verilator", progress=None,
                 stream: int | None = None, banks: int = 2, via: str = "item",
-                images: Sequence[str] | None = None):
+                images: Sequence[str] | None = None, waves: str | None = None, dump=None):
     """Load, check and co-simulate schedule files; returns the :class:`CosimReport`.
 
     ``stream``, ``banks`` and ``via``: see
@@ -113,7 +113,8 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
         _check_build_memory(schedules, width, depth)
     return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
                            simulator=simulator, progress=progress, stream=stream,
-                           banks=banks, via=via, images=read_image_files(files, images))
+                           banks=banks, via=via, images=read_image_files(files, images),
+                           waves=waves, dump=dump)
 
 
 def read_image_files(files: Sequence[str], images: Sequence[str] | None) -> dict | None:
