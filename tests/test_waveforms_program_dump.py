@@ -22,7 +22,7 @@ from pipegossip.model.schedules.topologies import topology
 from pipegossip.sim.network.cosim import cosim_network
 from pipegossip.sim.tools.toolchain import ToolchainError, use_verilator
 from pipegossip.waveforms.dump import open_dump
-from pipegossip.waveforms.program_dump import read_program_dump
+from pipegossip.waveforms.program_dump import read_program_dump, write_companions
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -46,7 +46,8 @@ def _schedules():
 @pytest.fixture(scope="module")
 def live(tmp_path_factory, verilator):
     dump = tmp_path_factory.mktemp("waves") / "c4" / "c4.vcd"
-    report = cosim_network(_schedules(), mode="trace", waves="vcd", dump=dump)
+    report = cosim_network(_schedules(), mode="trace", waves="vcd", dump=dump,
+                           companions=write_companions)
     assert report.match and report.waveform == dump.resolve()
     return report, dump
 
@@ -54,7 +55,8 @@ def live(tmp_path_factory, verilator):
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory, verilator):
     dump = tmp_path_factory.mktemp("waves") / "bad" / "bad.vcd"
-    report = cosim_network(_schedules(), mode="trace", waves="vcd", dump=dump, fault="drop")
+    report = cosim_network(_schedules(), mode="trace", waves="vcd", dump=dump, fault="drop",
+                           companions=write_companions)
     assert not report.match
     return report, dump
 
@@ -125,7 +127,8 @@ def test_a_schedule_fabric_dump_reads_back_exactly(tmp_path, verilator):
     from pipegossip.model.algorithms.limits import cyclic_shift
     from pipegossip.sim.schedule.cosim import cosim_schedules
     dump = tmp_path / "s" / "s.vcd"
-    report = cosim_schedules([("cs4", cyclic_shift(4))], waves="vcd", dump=dump)
+    report = cosim_schedules([("cs4", cyclic_shift(4))], waves="vcd", dump=dump,
+                             companions=write_companions)
     assert report.match and dump.is_file() and dump.with_suffix(".gtkw").is_file()
     (got,) = read_program_dump(dump)
     assert got.verdict.match and _plain(got.record) == _plain(report.results[0].record)

@@ -127,7 +127,7 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
     """
     from .model.schedules.ir import load
     from .model.schedules.validate import check
-    from .schedule_hw_cli import read_image_files
+    from .schedule_hw_cli import _companions, read_image_files
     from .sim.network.cosim import cosim_network
     read = read_image_files(files, images)
     if read and fault is not None:
@@ -150,7 +150,7 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
     return cosim_network(schedules, width=width, depth=depth, seed=seed, op=op,
                          simulator=simulator, progress=progress, fault=fault, mode=mode,
                          bank_depth=bank_depth, store=store, images=read, waves=waves,
-                         dump=dump)
+                         dump=dump, companions=_companions(waves))
 
 
 def network_cosim_text(report) -> str:
@@ -246,3 +246,4 @@ def write_plot(report, path: str) -> None:
 
 
 __all__ += ["plot_target", "write_plot"]
+

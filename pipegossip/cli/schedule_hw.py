@@ -114,7 +114,7 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
     return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
                            simulator=simulator, progress=progress, stream=stream,
                            banks=banks, via=via, images=read_image_files(files, images),
-                           waves=waves, dump=dump)
+                           waves=waves, dump=dump, companions=_companions(waves))
 
 
 def read_image_files(files: Sequence[str], images: Sequence[str] | None) -> dict | None:
@@ -181,3 +181,11 @@ def cosim_report_json(report) -> dict:
     return dict(match=report.match, builds=len(report.builds),
                 builds_compiled=report.builds_made,
                 results=[schedule_verdict_json(r.verdict) for r in report.results])
+
+
+def _companions(waves):
+    """The writer of a dump's save file and ``.run.json`` (``--waves``), or None."""
+    if not waves:
+        return None
+    from .waveforms.program_dump import write_companions
+    return write_companions

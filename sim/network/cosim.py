@@ -77,7 +77,7 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
                   mode: str = "trace", bank_depth: int | None = None,
                   rerun: bool = True, store: str = "banks",
                   images: dict | None = None, waves: str | None = None,
-                  dump: Path | None = None) -> CosimReport:
+                  dump: Path | None = None, companions=None) -> CosimReport:
     """Compile, build once per topology, run and judge every schedule.
 
     Parameters
@@ -109,9 +109,11 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
     waves, dump : optional
         ``"vcd"`` or ``"fst"`` (trace mode, one topology): dump the run into
         ``dump`` (written aside and renamed in at the end,
-        :func:`~pipegossip.sim.waves.staged_dump`) with its GTKWave save file and the
-        ``.run.json`` that ``waves read`` judges it by
-        (:mod:`pipegossip.waveforms.program_dump`).
+        :func:`~pipegossip.sim.waves.staged_dump`); ``companions(dump, fabric, size,
+        programs, names, seed, home)`` writes the files beside it before they
+        are renamed in (the command passes
+        :func:`pipegossip.waveforms.program_dump.write_companions`: the GTKWave
+        save file and the ``.run.json`` that ``waves read`` judges it by).
 
     Raises
     ------
@@ -152,11 +154,11 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
             report.builds.append(b)
             if waves is None:
                 return run_network_build(b, ps, seed=seed, jobs=js)
-            from ...waveforms.program_dump import write_companions
             from ..waves import staged_dump
             with staged_dump(dump) as staged:
                 runs = run_network_build(b, ps, seed=seed, jobs=js, waves=waves, dump=staged)
-                write_companions(staged, "network", size, ps, names, seed, Path(dump).parent)
+                if companions is not None:
+                    companions(staged, "network", size, ps, names, seed, Path(dump).parent)
             report.waveform = Path(dump).resolve()
             return runs
 

@@ -494,7 +494,8 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
                     root: Path | None = None, progress: Progress | None = None,
                     stream: int | None = None, banks: int = 2,
                     via: str = VIA_ITEM, images: dict | None = None,
-                    waves: str | None = None, dump: Path | None = None) -> CosimReport:
+                    waves: str | None = None, dump: Path | None = None,
+                    companions=None) -> CosimReport:
     """Compile, build once per size, run and judge every schedule.
 
     Parameters
@@ -520,8 +521,8 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
         build can run it.
     waves, dump : optional
         ``"vcd"`` or ``"fst"`` (Verilator, one N, no stream): dump the run
-        into ``dump`` with its GTKWave save file and ``.run.json``
-        (:mod:`pipegossip.waveforms.program_dump`).
+        into ``dump``; ``companions`` as for
+        :func:`~pipegossip.sim.network.cosim.cosim_network`.
 
     Raises
     ------
@@ -575,13 +576,13 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
                 records = run_schedule_build(b, programs, seed=seed, names=names, via=via,
                                              jobs=jobs)
             else:
-                from ...waveforms.program_dump import write_companions
                 from ..waves import staged_dump
                 with staged_dump(dump) as staged:
                     records = [ScheduleRun.from_json(d) for d in run_build_jobs(
                         b, jobs, "schedule", TOP, waves=waves, dump=staged)]
-                    write_companions(staged, "schedule", size, programs, names, seed,
-                                     Path(dump).parent)
+                    if companions is not None:
+                        companions(staged, "schedule", size, programs, names, seed,
+                                   Path(dump).parent)
                 report.waveform = Path(dump).resolve()
         for name, p, r in zip(names, programs, records):
             report.results.append(ScheduleResult(name, p, r, judge_schedule(p, r)))
