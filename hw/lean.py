@@ -7,7 +7,7 @@ reads results back does not want them on its boundary. :class:`Lean` is a
 component with the fabric's signature minus those groups, around the very
 fabric the trace build exports: every remaining port is wired straight
 through, so each shows the same value in every cycle
-(``tests/test_hw_lean.py`` compares both builds cycle by cycle), and the
+(``tests/hw/test_hw_lean.py`` compares both builds cycle by cycle), and the
 logic that fed only the trace ports has no load left for synthesis to keep.
 It sits at the export level (``hw verilog --no-trace``), so it serves any
 fabric whose trace bundles are named in :data:`TRACE_GROUPS`.

@@ -140,7 +140,7 @@ def _schedule_from_schedules(args: argparse.Namespace) -> tuple[int, int, int]:
     takes the largest of each, and every file is compiled again at that
     size, so that one that cannot run there is refused now (one line).
     """
-    from .program_cli import compile_image
+    from .program import compile_image
     images = [(f, _named(f, compile_image, f, args.width, args.depth, args.slots))
               for f in args.schedule]
     ns = {im.size.n for _, im in images}
@@ -159,8 +159,8 @@ def _schedule_from_schedules(args: argparse.Namespace) -> tuple[int, int, int]:
 
 def _named(path: str, compile_one, *a, **kw):
     """``compile_one(*a, **kw)``; a schedule it refuses is refused naming ``path``."""
-    from .model.errors import FormatError
-    from .model.schedules.program import ProgramError
+    from ..model.errors import FormatError
+    from ..model.schedules.program import ProgramError
     try:
         return compile_one(*a, **kw)
     except (ProgramError, FormatError) as e:
@@ -172,8 +172,8 @@ def _named(path: str, compile_one, *a, **kw):
 def _network_from_schedules(args: argparse.Namespace, op: str):
     """``(topology, depth, slots, bank_depth)`` of the network fabric that runs every
     ``--schedule`` file (on ``--topology`` if given, else their own, which must be one)."""
-    from .hw.schedule.image import topology_label
-    from .program_cli import compile_network_image
+    from ..hw.schedule.image import topology_label
+    from .program import compile_network_image
     topo = network_topology(args) if args.topology is not None else None
     images = [(f, _named(f, compile_network_image, f, args.width, args.depth, args.slots,
                          op=op, bank_depth=args.bank_depth, topology=topo))
@@ -194,12 +194,12 @@ def _network_from_schedules(args: argparse.Namespace, op: str):
 
 def _module_name(args: argparse.Namespace, fabric: str) -> str:
     """``--name``, checked, or the fabric's default top-module name."""
-    from .hw.export import check_module_name
+    from ..hw.export import check_module_name
     if args.name is None:
         if fabric == "schedule":
-            from .hw.schedule.export import TOP
+            from ..hw.schedule.export import TOP
         elif fabric == "network":
-            from .hw.network.export import TOP
+            from ..hw.network.export import TOP
         else:
             TOP = "pipegossip_fabric"
         return TOP
@@ -210,7 +210,7 @@ def _module_name(args: argparse.Namespace, fabric: str) -> str:
 
 
 def cmd_verilog(args: argparse.Namespace) -> int:
-    from .hw.export import verilog_text
+    from ..hw.export import verilog_text
 
     if args.fabric == "schedule":
         return _verilog_schedule(args)

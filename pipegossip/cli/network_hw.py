@@ -91,8 +91,8 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                           name: str | None = None, trace: bool = True) -> None:
     """Write the network fabric's Verilog to ``output`` (``-``: stdout); ``name`` is the
     top module's (every module's prefix), default :data:`~.hw.network.export.TOP`."""
-    from .hw.network.export import TOP, network_verilog_text
-    from .model.errors import ConfigError
+    from ..hw.network.export import TOP, network_verilog_text
+    from ..model.errors import ConfigError
     if topology.edges is None and topology.n > 64:
         raise ConfigError(f"the network fabric of complete({topology.n}) has too many links: "
                           f"at most complete(64)")
@@ -125,13 +125,13 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
     ProgramError
         A schedule the network fabric cannot run (depth, a part of an accumulator).
     """
-    from .model.schedules.ir import load
-    from .model.schedules.validate import check
-    from .schedule_hw_cli import _companions, read_image_files
-    from .sim.network.cosim import cosim_network
+    from ..model.schedules.ir import load
+    from ..model.schedules.validate import check
+    from .schedule_hw import _companions, read_image_files
+    from ..sim.network.cosim import cosim_network
     read = read_image_files(files, images)
     if read and fault is not None:
-        from .cli import UsageError
+        from . import UsageError
         raise UsageError("--fault alters the compiled program's writes; --image loads the "
                          "image's own")
     if store == "single" and bank_depth is not None:

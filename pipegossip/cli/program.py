@@ -151,7 +151,7 @@ def image_format(output: str, given: str | None) -> str:
 
 
 def image_bytes(image: CompiledImage, fmt: str, title: str) -> bytes:
-    from .hw.schedule.image import hex_text, image_json, image_sizes, uart_bytes
+    from ..hw.schedule.image import hex_text, image_json, image_sizes, uart_bytes
     if fmt == "json":
         return (json.dumps(image_json(image.size, image.entries, image.program, image.seed))
                 + "\n").encode()
@@ -168,7 +168,7 @@ BUILD_SET = (("--width", "width", 8), ("--depth", "depth", None), ("--slots", "s
 
 def _check_image(args: argparse.Namespace) -> int:
     """``--check IMAGE [--verilog FABRIC.v]``: the load-image reader."""
-    from .hw.schedule.image_read import check_runs, read_image, verilog_sizes
+    from ..hw.schedule.image_read import check_runs, read_image, verilog_sizes
     from .options import refuse_given
     refuse_given(args, (("FILE.json", "file", None), ("-o", "output", None),
                         ("--format", "format", None), *BUILD_SET, ("--seed", "seed", 0)),
@@ -195,10 +195,10 @@ def cmd_program(args: argparse.Namespace) -> int:
     check_output_file(args.output)
     build = None
     if args.verilog is not None:
-        from .hw.schedule.image_read import verilog_sizes
+        from ..hw.schedule.image_read import verilog_sizes
         refuse_given(args, BUILD_SET, f"not with --verilog ({args.verilog} sets them)")
         build = verilog_sizes(args.verilog)
-        from .model.schedules.ir import load
+        from ..model.schedules.ir import load
         n = load(args.file).n
         if n != build["n"]:
             raise UsageError(f"{args.file} has n={n}, the build {args.verilog} n={build['n']}")
@@ -216,8 +216,8 @@ def cmd_program(args: argparse.Namespace) -> int:
         refuse_given(args, NETWORK_ONLY, "to --fabric network only")
         image = compile_image(args.file, args.width, args.depth, args.slots, args.seed)
     if build is not None:
-        from .hw.schedule.image import image_sizes
-        from .hw.schedule.image_read import LoadImage, check_runs
+        from ..hw.schedule.image import image_sizes
+        from ..hw.schedule.image_read import LoadImage, check_runs
         check_runs(LoadImage(args.file, image_sizes(image.size, image.program), image.entries),
                    build, args.verilog)
     p = image.program

@@ -56,7 +56,7 @@ def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
                   trace: bool = True) -> None:
     """Write the schedule fabric's Verilog to ``output`` (``-``: stdout); ``name`` is the
     top module's (every module's prefix), default :data:`~.hw.schedule.export.TOP`."""
-    from .hw.schedule.export import TOP, schedule_verilog_text
+    from ..hw.schedule.export import TOP, schedule_verilog_text
     check_fabric_size(n, width, depth, slots or n,
                       f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
     try:
@@ -121,8 +121,8 @@ def read_image_files(files: Sequence[str], images: Sequence[str] | None) -> dict
     """``--image``: one image per ``--schedule`` file, in order, read before any build."""
     if not images:
         return None
-    from .cli import UsageError
-    from .hw.schedule.image_read import read_image
+    from . import UsageError
+    from ..hw.schedule.image_read import read_image
     if len(images) != len(files):
         raise UsageError(f"--image: one image per --schedule file, in order; got "
                          f"{len(images)} for {len(files)}")
@@ -187,5 +187,5 @@ def _companions(waves):
     """The writer of a dump's save file and ``.run.json`` (``--waves``), or None."""
     if not waves:
         return None
-    from .waveforms.program_dump import write_companions
+    from ..waveforms.program_dump import write_companions
     return write_companions

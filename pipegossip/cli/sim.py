@@ -336,7 +336,7 @@ def _program_dump_path(prefix: str, files, waves):
     if not waves:
         return None
     from pathlib import Path
-    from .sim.paths import dumps_root
+    from ..sim.paths import dumps_root
     slug = f"{prefix}-{Path(files[0]).stem}" + (f"-and-{len(files) - 1}" if len(files) > 1
                                                  else "")
     return dumps_root() / slug / f"{slug}.{waves}"

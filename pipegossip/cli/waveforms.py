@@ -108,7 +108,7 @@ def cmd_waves(args: argparse.Namespace) -> int:
         check_output_file(args.output)
     if args.gtkw:
         check_output_file(Path(args.dump).with_suffix(".gtkw"))
-    from .waveforms.program_dump import has_program_run
+    from ..waveforms.program_dump import has_program_run
     if has_program_run(args.dump):
         return _program_waves(args)
     rb = read_dump(args.dump, top=args.top, run=args.run or 1, clock=args.clock)
@@ -134,15 +134,15 @@ def cmd_waves(args: argparse.Namespace) -> int:
 def _program_waves(args: argparse.Namespace) -> int:
     """``waves read`` of a schedule or network fabric's dump: every run read back into the
     record the judge reads and judged again; exit 1 when one does not match."""
-    from .cli import UsageError
-    from .waveforms.program_dump import read_program_dump
+    from . import UsageError
+    from ..waveforms.program_dump import read_program_dump
     if args.gtkw or args.top:
         raise UsageError("--gtkw and --top apply to the FSM fabric's dumps (a schedule or "
                          "network fabric's dump has its save file beside it)")
     runs = read_program_dump(args.dump, run=args.run)
     if args.format == "json":
-        from .sim.judge.network import network_verdict_json
-        from .sim.judge.schedule import schedule_verdict_json
+        from ..sim.judge.network import network_verdict_json
+        from ..sim.judge.schedule import schedule_verdict_json
         rows = [dict(name=r.name, record=r.record.to_json(),
                      verdict=(network_verdict_json(r.verdict) if hasattr(r.record, "ports")
                               else schedule_verdict_json(r.verdict))) for r in runs]

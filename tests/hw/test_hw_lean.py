@@ -35,7 +35,7 @@ from pipegossip.model.schedules.topologies import topology
 
 from test_hw_export import ALLOWED, lint
 
-EXAMPLE = str(Path(__file__).resolve().parent.parent / "examples" / "gossip-n4.json")
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "gossip-n4.json")
 
 
 def _leaf(obj, path):

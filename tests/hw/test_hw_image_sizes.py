@@ -35,7 +35,7 @@ from pipegossip.model.schedules.program import compile_schedule
 
 from test_fpga_schedule import refused
 
-EXAMPLE = str(Path(__file__).resolve().parent.parent / "examples" / "gossip-n4.json")
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "gossip-n4.json")
 
 
 def run(*args) -> int:
