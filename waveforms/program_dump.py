@@ -33,7 +33,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..files import atomic_write
+from ..infra.files import atomic_write
 from ..model.errors import FormatError
 from .dump import open_dump
 
