@@ -32,7 +32,7 @@ __all__ = ["WAVE_FORMATS", "COMPANIONS", "waves_requested", "dump_path", "compan
 WAVE_FORMATS = ("vcd", "fst")
 #: Suffixes of the files written beside a dump ``<stem>.<fmt>``, in the order
 #: they are renamed into place (the save file, which names the others, last).
-COMPANIONS = (".ports.vcd", ".action.txt", ".slot.txt", ".gtkw")
+COMPANIONS = (".ports.vcd", ".action.txt", ".slot.txt", ".run.json", ".gtkw")
 
 
 def waves_requested(flag: str | bool | None = None) -> str | None:

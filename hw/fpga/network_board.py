@@ -5,8 +5,8 @@
 (:class:`~.schedule_selftest.ScheduleSelfTest`: replay an image's load
 writes, run, read every node's store and accumulator back against the
 image's checks) around a :class:`~pipegossip.hw.network.NetworkFabric`,
-whose extra load kind (the store directory) the image carries as
-:attr:`~pipegossip.hw.schedule.image.ImageKind.DIRECTORY`.
+whose extra load kind (the store directory, load kind 4) the image carries
+with the same code, :attr:`~pipegossip.hw.schedule.image.ImageKind.DIRECTORY`.
 :func:`network_board_top` puts it on a board with the schedule board's LEDs,
 status line, button and UART upload
 (:class:`~.schedule_board.ScheduleBoardTop`); the line reads
@@ -19,9 +19,8 @@ status line, button and UART upload
 from __future__ import annotations
 
 from ...model.schedules.topologies import Topology
-from ..network.fabric import DIRECTORY, NetworkFabric
+from ..network.fabric import NetworkFabric
 from ..ports import NetworkSize
-from ..schedule.fabric import LoadKind
 from ..schedule.image import ImageKind
 from .schedule_board import ScheduleBoardCore, ScheduleBoardTop
 from .schedule_selftest import ScheduleSelfTest
@@ -48,7 +47,7 @@ class NetworkSelfTest(ScheduleSelfTest):
     load writes include one directory entry per node and slot).
     """
 
-    LOADS = {ImageKind.ACC: LoadKind.ACC, ImageKind.DIRECTORY: DIRECTORY}
+    LAST_LOAD = ImageKind.DIRECTORY
 
     def __init__(self, topology: Topology, size: NetworkSize, image: list[int],
                  op: str = "sum"):

@@ -78,9 +78,9 @@ class ScheduleSelfTest(wiring.Component):
     entry's read address is driven in one cycle and compared in the next.
     """
 
-    #: Image kinds other than the fabric's own load kinds, and the load kind each is replayed
-    #: as (a subclass for another fabric adds its own).
-    LOADS = {ImageKind.ACC: LoadKind.ACC}
+    #: The highest image kind this fabric loads: image kinds 0 .. LAST_LOAD are its
+    #: ``load__kind`` values, replayed unchanged (a subclass for another fabric raises it).
+    LAST_LOAD = ImageKind.ACC
 
     def __init__(self, size: ScheduleSize, image: list[int], fabric=None):
         self._size = size
@@ -120,11 +120,9 @@ class ScheduleSelfTest(wiring.Component):
         # Saturates at the last entry, which is always END: every scan ends.
         ptr_next = Mux(ptr == cap - 1, ptr, ptr + 1)
         kind = self._field(rd.data, "kind")
+        # one set of kind codes: a load entry's kind is the fabric's load kind
         load_kind = kind
-        is_load = kind <= ImageKind.HEADER
-        for image_kind, fabric_kind in self.LOADS.items():
-            load_kind = Mux(kind == image_kind, fabric_kind, load_kind)
-            is_load |= kind == image_kind
+        is_load = kind <= self.LAST_LOAD
         is_check = (kind >= ImageKind.EXPECT_WORD) & (kind <= ImageKind.EXPECT_ACC)
 
         pending = Signal(init=1)

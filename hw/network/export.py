@@ -23,7 +23,10 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
 
     Ports are those of :data:`~pipegossip.hw.ports.NETWORK_PORTS` with nested
     names joined by ``__`` (``tx__5__word``, ``acc__3``) plus ``clk`` and the
-    synchronous active-high ``rst``.
+    synchronous active-high ``rst``; ``trace=False`` is the lean build
+    (:class:`~pipegossip.hw.lean.Lean`): no ``tx``/``rx`` bundles, the same
+    datapath, every other port the same in every cycle. Every module is
+    named ``name`` or ``name.<path>``.
 
     Raises
     ------
@@ -31,13 +34,23 @@ def network_verilog_text(topology: Topology, width: int = 8, depth: int = 64,
         A bad size, operation or module name.
     """
     check_module_name(name)
-    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store, node, trace)
-    text = plain_internal_names(verilog.convert(fabric, name=name, emit_src=False))
-    return f"// pipegossip {__version__} network fabric\n" + network_header(fabric, op) + text
+    # The reg node's lean build leaves its trace-only program fields out as well
+    # (trace=False in the node); the wire node's is its trace build behind Lean.
+    native = node == "reg"
+    fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store, node,
+                           trace or not native)
+    top = fabric
+    if not trace and not native:
+        from ..lean import TRACE_GROUPS, Lean
+        top = Lean(fabric, TRACE_GROUPS["network"])
+    text = plain_internal_names(verilog.convert(top, name=name, emit_src=False))
+    return (f"// pipegossip {__version__} network fabric\n"
+            + network_header(fabric, op, trace or native) + text)
 
 
-def network_header(fabric: NetworkFabric, op: str) -> str:
-    """The comment line naming a network fabric's topology and size."""
+def network_header(fabric: NetworkFabric, op: str, trace: bool = True) -> str:
+    """The comment line naming a network fabric's topology and size (``trace=False``: the
+    wire node's lean build, marked ``trace=0``; the reg node's says ``lean`` itself)."""
     z, topology = fabric.size, fabric.topology
     params = ", ".join(f"{k}={v}" for k, v in topology.params.items() if k != "edges")
     return (f"// topology={topology.name}({params}) n={z.n} ports={z.ports} width={z.width} "
@@ -47,7 +60,7 @@ def network_header(fabric: NetworkFabric, op: str) -> str:
                else f"op={op} store={z.store}")
             # the wire node's header is unchanged, so its texts (and build caches) are too
             + ("" if z.node == "wire" else f" node={z.node}") + ("" if z.trace else " lean")
-            + "\n")
+            + ("" if trace else " trace=0") + "\n")
 
 
 def size_verilog_text(topology: Topology, size, op: str = "sum", name: str = TOP) -> str:

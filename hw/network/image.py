@@ -1,11 +1,11 @@
 """A compiled network program as one memory image: its load writes, then the checks.
 
-The network fabric's image follows the schedule fabric's conventions
+The network fabric's image is the schedule fabric's format
 (:mod:`pipegossip.hw.schedule.image`: one :class:`ImageLayout`, ``$readmemh``
-hex, JSON, UART upload), with a 4-bit kind field for its fifth load kind:
-the load writes of :func:`~.load.network_writes` (header, directory as
-:attr:`ImageKind.DIRECTORY`, items, initial accumulators as
-:attr:`ImageKind.ACC`, program entries encoded by the model's
+hex, JSON, UART upload, one set of kind codes): the load writes of
+:func:`~.load.network_writes` with their own load kinds (header, directory,
+:attr:`ImageKind.DIRECTORY` = load kind 4, items, initial accumulators,
+program entries encoded by the model's
 :class:`~pipegossip.model.schedules.network_program.NetworkLayout`), then one
 check per node and store slot and one per accumulator (the final state the
 compiler's model expects), then the end. The network board top
@@ -18,7 +18,7 @@ from ...model.schedules.network_program import NONE, NetworkProgram
 from ..ports import NetworkSize
 from ..schedule.image import (Entry, FAULTS, ImageKind, flip_expected, image_checks,
                               image_load)
-from .fabric import DIRECTORY, network_size
+from .fabric import network_size
 from .load import item_words, network_writes
 
 __all__ = ["network_image", "network_image_size", "plant_network_fault", "fault_candidates",
@@ -35,8 +35,7 @@ def network_image(program: NetworkProgram, seed: int = 0) -> list[Entry]:
     """The image of ``program`` with the words of ``seed`` (see the module docstring)."""
     words = item_words(program, seed)
     slots = program.slot_words(words)
-    out: list[Entry] = [(int(ImageKind.DIRECTORY), *w[1:]) if w[0] == DIRECTORY
-                        else image_load(w) for w in network_writes(program, seed)]
+    out: list[Entry] = [image_load(w) for w in network_writes(program, seed)]
     store = [[slots[x] if program.final[v, x] else None for x in range(program.slots)]
              for v in range(program.n)]
     return out + image_checks(store, program.acc_values(words)[-1])

@@ -1,17 +1,24 @@
 """A compiled schedule as one memory image: the load writes, then the checks of its result.
 
-The image is what ``pipegossip program`` writes (``$readmemh`` hex or JSON)
-and what the schedule board top
-(:class:`~pipegossip.hw.fpga.schedule_selftest.ScheduleSelfTest`) holds in
-its image memory and replays: every load-port write of
-:func:`~.load.load_writes` (kinds 0..2 as :class:`~.fabric.LoadKind`, and
-:attr:`ImageKind.ACC` for the load port's ``ACC`` writes), then
-one check per node and store slot and one per accumulator (kinds 3..5,
-the final state the golden model expects), then :attr:`ImageKind.END`.
-A driver of the bare fabric's load port replays the entries of kinds 0..2
-and 6 (as load kind 3) and stops at the first check (:func:`image_writes`).
-The network fabric's image (:mod:`pipegossip.hw.network.image`) uses this
-layout with a 4-bit kind field and the kind :attr:`ImageKind.DIRECTORY`.
+The image is what ``pipegossip hw program`` writes (``$readmemh`` hex or
+JSON) and what the board tops
+(:class:`~pipegossip.hw.fpga.schedule_selftest.ScheduleSelfTest`) hold in
+their image memory and replay. One format for both program-driven fabrics
+(``pipegossip-image/2``, :data:`IMAGE_FORMAT`), with one set of kind codes
+(:class:`ImageKind`, a 4-bit field): an entry whose kind is below
+:data:`FIRST_CHECK` (8) is a load-port write, and its kind **is** the load
+port's ``load__kind`` (0 PROGRAM, 1 ITEM, 2 HEADER, 3 ACC, and the network
+fabric's 4 DIRECTORY), so a driver copies the fields onto the load port as
+they are; kinds 8..10 are the checks of the final state the golden model
+expects, 15 the end. Every load write of :func:`~.load.load_writes` comes
+first, then one check per node and store slot and one per accumulator, then
+:attr:`ImageKind.END`; a driver of the bare fabric's load port replays the
+entries up to the first check (:func:`image_writes`). The network fabric's
+image (:mod:`pipegossip.hw.network.image`) adds DIRECTORY entries.
+
+Images of the first format (``pipegossip-schedule-image/1``: ACC was 6,
+DIRECTORY 8, the checks 3..5) are refused with a hint by the reader
+(:mod:`.image_read`).
 """
 
 from __future__ import annotations
@@ -24,37 +31,49 @@ from ..ports import NetworkSize, ScheduleSize
 from .fabric import LoadKind
 from .load import load_writes, slot_words
 
-__all__ = ["ImageKind", "ImageLayout", "Entry", "FAULTS", "schedule_image", "image_capacity",
+__all__ = ["ImageKind", "ImageLayout", "Entry", "FAULTS", "IMAGE_FORMAT", "OLD_FORMATS",
+           "FIRST_CHECK", "KIND_BITS", "image_sizes", "schedule_image", "image_capacity",
            "image_load", "image_checks", "image_writes", "flip_expected", "plant_fault",
-           "hex_text", "image_json", "uart_bytes", "UART_WRITE", "UART_RUN"]
+           "topology_label", "sizes_text", "hex_text", "image_json", "uart_bytes", "UART_WRITE", "UART_RUN"]
 
 #: One image entry: ``(kind, node, addr, data)``.
 Entry = tuple[int, int, int, int]
 
 
-class ImageKind(enum.IntEnum):
-    """``kind`` of an image entry (0..2 are the fabric's :class:`~.fabric.LoadKind`).
+#: The image format's name (the JSON ``format``, the hex text's second line).
+IMAGE_FORMAT = "pipegossip-image/2"
+#: Earlier formats, which the reader refuses with a hint (their kinds were others).
+OLD_FORMATS = ("pipegossip-schedule-image/1",)
+#: Bits of the ``kind`` field, the same for both fabrics.
+KIND_BITS = 4
+#: The first kind that is no load write: ``kind < FIRST_CHECK`` is ``load__kind``.
+FIRST_CHECK = 8
 
-    The load port's ``LoadKind.ACC`` (3) is :attr:`ACC` (6) here: 3..5 are
-    the checks, so the kind alone tells a load from a check.
+
+class ImageKind(enum.IntEnum):
+    """``kind`` of an image entry: below 8 the load port's own ``load__kind``, then checks.
+
+    One set of codes for the schedule and the network fabric: 0..3 are
+    :class:`~.fabric.LoadKind`, 4 the network fabric's directory write, so
+    a load entry goes onto the load port unchanged.
     """
 
     PROGRAM = LoadKind.PROGRAM
     ITEM = LoadKind.ITEM
     HEADER = LoadKind.HEADER
+    #: Node ``node``'s initial accumulator is ``data`` (``LoadKind.ACC``).
+    ACC = LoadKind.ACC
+    #: Network images only: ``data`` is the directory entry of store slot ``addr`` of node
+    #: ``node`` (the network fabric's load kind 4).
+    DIRECTORY = 4
     #: Node ``node`` must end holding slot ``addr`` with the word ``data``.
-    EXPECT_WORD = 3
+    EXPECT_WORD = 8
     #: Node ``node`` must end without slot ``addr`` (held bit clear).
-    EXPECT_EMPTY = 4
+    EXPECT_EMPTY = 9
     #: Node ``node``'s accumulator must end equal to ``data``.
-    EXPECT_ACC = 5
-    #: Node ``node``'s initial accumulator is ``data`` (the load port's ``LoadKind.ACC``).
-    ACC = 6
+    EXPECT_ACC = 10
     #: The image ends here.
-    END = 7
-    #: Network images only (their kind field has 4 bits): ``data`` is the directory entry
-    #: of store slot ``addr`` of node ``node`` (the network fabric's load kind 4).
-    DIRECTORY = 8
+    END = 15
 
 
 #: Kinds of ``--fault``: a wrong expected word, or a receive dropped from the program.
@@ -70,8 +89,7 @@ UART_RUN = ord("R")
 class ImageLayout:
     """Bit fields of one image entry, low bits first: kind, node, addr, data.
 
-    ``kind`` has 3 bits, 4 for a network fabric (:class:`~..ports.NetworkSize`,
-    whose images also hold :attr:`ImageKind.DIRECTORY` entries); ``addr``
+    ``kind`` has :data:`KIND_BITS` (4) bits for both fabrics; ``addr``
     holds a program address or a store slot; ``data`` a program entry, a
     word or a program length, whichever is widest.
     """
@@ -80,12 +98,13 @@ class ImageLayout:
 
     @property
     def kind_bits(self) -> int:
-        return 4 if isinstance(self.size, NetworkSize) else 3
+        return KIND_BITS
 
     @property
     def kinds(self) -> list[ImageKind]:
-        """The kinds this layout's images may hold."""
-        return [k for k in ImageKind if k < 1 << self.kind_bits]
+        """The kinds this layout's images may hold (DIRECTORY only a network fabric's)."""
+        return [k for k in ImageKind
+                if k != ImageKind.DIRECTORY or isinstance(self.size, NetworkSize)]
 
     @property
     def fields(self) -> tuple[tuple[str, int], ...]:
@@ -124,9 +143,11 @@ class ImageLayout:
 
 
 def image_load(write) -> Entry:
-    """A load-port write as an image entry (kind ``ACC`` moves to :attr:`ImageKind.ACC`)."""
+    """A load-port write as an image entry: the same four fields (kind = ``load__kind``)."""
     kind, node, addr, data = write
-    return (int(ImageKind.ACC) if kind == LoadKind.ACC else int(kind), node, addr, data)
+    if not 0 <= int(kind) < FIRST_CHECK:
+        raise ValueError(f"load kind {kind} is not a load-port kind")
+    return (int(kind), node, addr, data)
 
 
 def image_capacity(size: ScheduleSize) -> int:
@@ -163,13 +184,13 @@ def image_checks(store: list[list[int | None]], accs: list[int]) -> list[Entry]:
 
 
 def image_writes(image: list[Entry]) -> list[tuple[int, int, int, int]]:
-    """The load-port writes an image replays (the inverse of :func:`image_load`): its
-    entries up to the first check; :attr:`ImageKind.DIRECTORY` stays as it is."""
+    """The load-port writes an image replays: its entries up to the first check, unchanged
+    (an entry's kind below :data:`FIRST_CHECK` is its ``load__kind``)."""
     out = []
     for kind, node, addr, data in image:
-        if ImageKind.EXPECT_WORD <= kind <= ImageKind.EXPECT_ACC or kind == ImageKind.END:
+        if kind >= FIRST_CHECK:
             break
-        out.append((int(LoadKind.ACC) if kind == ImageKind.ACC else int(kind), node, addr, data))
+        out.append((int(kind), node, addr, data))
     return out
 
 
@@ -223,23 +244,57 @@ def plant_fault(program: Program, image: list[Entry], kind: str) -> tuple[list[E
     raise ValueError(f"unknown fault {kind!r} (expected one of {', '.join(FAULTS)})")
 
 
-def hex_text(size: ScheduleSize, image: list[Entry], title: str) -> str:
-    """``$readmemh`` text: a comment naming the fields, then one entry per line."""
+def topology_label(topology) -> str:
+    """``cycle(n=4)``, ``mesh(a=2,b=3)``: a topology's name and parameters, no spaces."""
+    params = ",".join(f"{k}={v}" for k, v in topology.params.items() if k != "edges")
+    return f"{topology.name}({params})"
+
+
+def image_sizes(size: ScheduleSize, program) -> dict:
+    """What an image was compiled for: the fabric, its size, the program's cycles and, for
+    the network fabric, the bank depth, the operation, the link ends and the topology.
+
+    The image carries these (hex: its second line; JSON: ``sizes``), and the
+    reader (:mod:`.image_read`) refuses to load it into a build that cannot run it.
+    """
+    network = isinstance(size, NetworkSize)
+    out = {"fabric": "network" if network else "schedule", "n": size.n, "width": size.width,
+           "depth": size.depth, "slots": size.slots, "cycles": int(program.cycles)}
+    if network:
+        out.update(bank_depth=int(program.bank_depth), op=program.op, ports=size.ports,
+                   topology=topology_label(program.topology))
+    return out
+
+
+def sizes_text(sizes: dict) -> str:
+    """The hex image's second line (without ``// ``): the format, then ``key=value`` pairs."""
+    return " ".join([IMAGE_FORMAT] + [f"{k}={v}" for k, v in sizes.items()])
+
+
+def hex_text(size: ScheduleSize, image: list[Entry], title: str,
+             sizes: dict | None = None) -> str:
+    """``$readmemh`` text: comments naming the format and sizes (``sizes``, as
+    :func:`image_sizes` gives them), the fields and the kinds; then one entry per line."""
     lay = ImageLayout(size)
     digits = (lay.width + 3) // 4
     fields = ", ".join(f"{name}[{lay.offset(name) + w - 1}:{lay.offset(name)}]"
                        for name, w in lay.fields)
     kinds = ", ".join(f"{k.value} {k.name}" for k in lay.kinds)
+    sizes = sizes or {"fabric": "network" if isinstance(size, NetworkSize) else "schedule",
+                      "n": size.n, "width": size.width, "depth": size.depth,
+                      "slots": size.slots}
     lines = [f"// {title}",
-             f"// n={size.n} width={size.width} depth={size.depth} slots={size.slots}; "
-             f"{len(image)} entries of {lay.width} bits: {fields}",
-             f"// kinds: {kinds}"]
+             f"// {sizes_text(sizes)}",
+             f"// {len(image)} entries of {lay.width} bits: {fields}",
+             f"// kinds: {kinds}; a kind below {FIRST_CHECK} is a load-port write, "
+             f"load__kind = kind"]
     lines += [f"{lay.encode(e):0{digits}x}" for e in image]
     return "\n".join(lines) + "\n"
 
 
 def image_json(size: ScheduleSize, image: list[Entry], program: Program, seed: int) -> dict:
-    """The image as JSON: the size, the field layout, the entries decoded and encoded.
+    """The image as JSON: the format, what it was compiled for (``sizes``), the field layout,
+    the entries decoded and encoded.
 
     A network fabric's image (``size`` a :class:`~..ports.NetworkSize`, ``program``
     a network program) also names its topology, operation and bank depth.
@@ -249,14 +304,16 @@ def image_json(size: ScheduleSize, image: list[Entry], program: Program, seed: i
     extra = ({"topology": program.topology.to_json(), "op": program.op,
               "bank_depth": program.bank_depth} if network else {})
     return {
-        "format": "pipegossip-schedule-image/1",
+        "format": IMAGE_FORMAT,
         "fabric": "network" if network else "schedule",
         "size": {"n": size.n, "width": size.width, "depth": size.depth, "slots": size.slots},
+        "sizes": image_sizes(size, program),
         **extra,
         "cycles": program.cycles,
         "seed": seed,
         "fields": [{"name": name, "offset": lay.offset(name), "bits": w} for name, w in lay.fields],
         "kinds": {k.name: k.value for k in lay.kinds},
+        "first_check": FIRST_CHECK,
         "entries": [list(e) for e in image],
         "words": [f"{lay.encode(e):x}" for e in image],
     }

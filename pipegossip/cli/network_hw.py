@@ -100,12 +100,13 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                           slots: int | None = None, op: str = "sum",
                           bank_depth: int | None = None, store: str = "banks",
                           node: str = "wire", trace: bool = True,
-                          control: str | None = None) -> None:
-    """Write the network fabric's Verilog to ``output`` (``-``: stdout).
+                          control: str | None = None, name: str | None = None) -> None:
+    """Write the network fabric's Verilog to ``output`` (``-``: stdout); ``name`` is the
+    top module's (every module's prefix), default :data:`~.hw.network.export.TOP`.
 
     ``control`` (``"axil"``, ``"wishbone"``): the fabric behind its control block.
     """
-    from ..hw.network.export import network_verilog_text
+    from ..hw.network.export import TOP, network_verilog_text
     from ..model.errors import ConfigError
     if topology.edges is None and topology.n > 64:
         raise ConfigError(f"the network fabric of complete({topology.n}) has too many links: "
@@ -114,7 +115,7 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                        f"the network fabric of {topology.name} (N={topology.n:,}), width "
                        f"{width}, depth {depth:,}", bank_depth, store)
     if control:
-        from ..hw.network.export import TOP, network_header
+        from ..hw.network.export import network_header
         from ..hw.network.fabric import NetworkFabric
         from .ip import write_controlled
         try:
@@ -122,11 +123,12 @@ def write_network_verilog(output: str, topology, width: int = 8, depth: int = 64
                                    trace)
         except (TypeError, ValueError) as e:
             raise ConfigError(str(e)) from None
-        write_controlled(output, fabric, control, TOP, network_header(fabric, op))
+        write_controlled(output, fabric, control, name or TOP, network_header(fabric, op))
         return
     try:
-        text = network_verilog_text(topology, width, depth, slots, op, bank_depth=bank_depth,
-                                    store=store, node=node, trace=trace)
+        text = network_verilog_text(topology, width, depth, slots, op, name=name or TOP,
+                                    bank_depth=bank_depth, store=store, node=node,
+                                    trace=trace)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)
@@ -136,8 +138,12 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
                         seed: int = 0, op: str = "sum", simulator: str = "verilator",
                          progress=None, fault: str | None = None, mode: str = "trace",
                          bank_depth: int | None = None, store: str = "banks",
-                         node: str = "wire"):
+                         node: str = "wire", images: Sequence[str] | None = None,
+                         waves: str | None = None, dump=None):
     """Load, check and co-simulate schedule files on the network fabric of each topology.
+
+    ``images``: one image file per schedule (``--image``), loaded instead of
+    the compiled program's writes once the build is known to run it.
 
     Raises
     ------
@@ -148,7 +154,13 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
     """
     from ..model.schedules.read_rounds import load
     from ..model.schedules.validate import check
+    from .schedule_hw import _companions, read_image_files
     from ..sim.network.cosim import cosim_network
+    read = read_image_files(files, images)
+    if read and fault is not None:
+        from . import UsageError
+        raise UsageError("--fault alters the compiled program's writes; --image loads the "
+                         "image's own")
     if store == "single" and bank_depth is not None:
         from . import UsageError
         raise UsageError("--bank-depth applies to --store banks only (the single store "
@@ -164,7 +176,8 @@ def cosim_network_files(files: Sequence[str], *, width: int = 8, depth: int | No
         schedules.append((str(f), s))
     return cosim_network(schedules, width=width, depth=depth, seed=seed, op=op,
                          simulator=simulator, progress=progress, fault=fault, mode=mode,
-                         bank_depth=bank_depth, store=store, node=node)
+                         bank_depth=bank_depth, store=store, node=node, images=read,
+                         waves=waves, dump=dump, companions=_companions(waves))
 
 
 def network_cosim_text(report) -> str:
@@ -260,3 +273,4 @@ def write_plot(report, path: str) -> None:
 
 
 __all__ += ["plot_target", "write_plot"]
+

@@ -41,10 +41,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "its first lines; json: the same decoded; uart: the bytes that load it into a "
         "board top over its UART and run it. Exit 0, or 2 for bad input (nothing "
         "written).")
-    p.add_argument("file", metavar="FILE.json", help="schedule file")
-    p.add_argument("--fabric", choices=("schedule", "network"), default="schedule",
+    p.add_argument("file", metavar="FILE.json", nargs="?", default=None,
+                   help="schedule file (not with --check)")
+    p.add_argument("--fabric", choices=("schedule", "network"), default=None,
                    help="the fabric the image is for; default schedule (network: the network "
-                   "fabric of the schedule's topology)")
+                   "fabric of the schedule's topology), or the --verilog build's")
+    p.add_argument("--verilog", default=None, metavar="FABRIC.v",
+                   help="compile for this build (`hw verilog` output): its fabric, width, "
+                   "depth, slots, bank depth and op; one that cannot run the schedule is "
+                   "refused (exit 2)")
+    p.add_argument("--check", default=None, metavar="IMAGE",
+                   help="read the image IMAGE (hex or JSON) back instead and print what it "
+                   "was compiled for; with --verilog, refuse it (exit 2, one line) when that "
+                   "build cannot run it")
     p.add_argument("--width", type=word_width, default=8, help="word width; default 8")
     p.add_argument("--depth", type=positive_int, default=None, metavar="D",
                    help="program entries per node of the fabric; default the program's cycles")
@@ -55,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--fabric network: the accumulators' operation; default sum")
     p.add_argument("--bank-depth", type=positive_int, default=None, metavar="B",
                    help="--fabric network: words per store bank of the fabric; default --slots")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="FILE.hex, FILE.json or FILE.uart ('-': stdout, hex unless --format)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="default from the output's extension, else hex")
@@ -142,25 +151,75 @@ def image_format(output: str, given: str | None) -> str:
 
 
 def image_bytes(image: CompiledImage, fmt: str, title: str) -> bytes:
-    from ..hw.schedule.image import hex_text, image_json, uart_bytes
+    from ..hw.schedule.image import hex_text, image_json, image_sizes, uart_bytes
     if fmt == "json":
         return (json.dumps(image_json(image.size, image.entries, image.program, image.seed))
                 + "\n").encode()
     if fmt == "uart":
         return uart_bytes(image.size, image.entries)
-    return hex_text(image.size, image.entries, title).encode()
+    return hex_text(image.size, image.entries, title,
+                    image_sizes(image.size, image.program)).encode()
+
+
+#: Options ``--verilog`` sets from the build: (flag, dest, default) as ``refuse_given`` takes them.
+BUILD_SET = (("--width", "width", 8), ("--depth", "depth", None), ("--slots", "slots", None),
+             ("--op", "op", None), ("--bank-depth", "bank_depth", None))
+
+
+def _check_image(args: argparse.Namespace) -> int:
+    """``--check IMAGE [--verilog FABRIC.v]``: the load-image reader."""
+    from ..hw.schedule.image_read import check_runs, read_image, verilog_sizes
+    from .options import refuse_given
+    refuse_given(args, (("FILE.json", "file", None), ("-o", "output", None),
+                        ("--format", "format", None), *BUILD_SET, ("--seed", "seed", 0)),
+                 "not with --check (it reads an image back)")
+    image = read_image(args.check)
+    if args.verilog is not None:
+        check_runs(image, verilog_sizes(args.verilog), args.verilog)
+    z = image.sizes
+    where = f"; runs on {args.verilog}" if args.verilog else ""
+    print(f"{args.check}: {z['fabric']} fabric image, "
+          + " ".join(f"{k}={v}" for k, v in z.items() if k != "fabric")
+          + f", {len(image.writes())} load writes, {len(image.entries)} entries{where}")
+    return 0
 
 
 def cmd_program(args: argparse.Namespace) -> int:
     from .options import refuse_given
+    if args.check is not None:
+        return _check_image(args)
+    if args.file is None or args.output is None:
+        missing = [x for x, v in (("FILE.json", args.file), ("-o", args.output)) if v is None]
+        raise UsageError(f"the following arguments are required: {', '.join(missing)}")
     fmt = image_format(args.output, args.format)
     check_output_file(args.output)
+    build = None
+    if args.verilog is not None:
+        from ..hw.schedule.image_read import verilog_sizes
+        refuse_given(args, BUILD_SET, f"not with --verilog ({args.verilog} sets them)")
+        build = verilog_sizes(args.verilog)
+        from ..model.schedules.ir import load
+        n = load(args.file).n
+        if n != build["n"]:
+            raise UsageError(f"{args.file} has n={n}, the build {args.verilog} n={build['n']}")
+        if args.fabric is not None and args.fabric != build["fabric"]:
+            raise UsageError(f"--fabric {args.fabric}: {args.verilog} is a {build['fabric']} "
+                             "fabric")
+        args.fabric, args.width, args.depth, args.slots = (build["fabric"], build["width"],
+                                                           build["depth"], build["slots"])
+        if build["fabric"] == "network":
+            args.op, args.bank_depth = build["op"], build["bank_depth"]
     if args.fabric == "network":
         image = compile_network_image(args.file, args.width, args.depth, args.slots, args.seed,
                                       args.op or "sum", args.bank_depth)
     else:
         refuse_given(args, NETWORK_ONLY, "to --fabric network only")
         image = compile_image(args.file, args.width, args.depth, args.slots, args.seed)
+    if build is not None:
+        from ..hw.schedule.image import image_sizes
+        from ..hw.schedule.image_read import LoadImage, check_runs
+        check_runs(LoadImage(args.file, image_sizes(image.size, image.program), image.entries),
+                   build, args.verilog)
     p = image.program
     title = (f"pipegossip program {args.file}: {p.header()}; word seed {args.seed}")
     atomic_write(args.output, image_bytes(image, fmt, title))

@@ -52,16 +52,17 @@ def fabric_bits(n: int, width: int, depth: int, slots: int) -> int:
 
 
 def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
-                  slots: int | None = None, control: str | None = None) -> None:
-    """Write the schedule fabric's Verilog to ``output`` (``-``: stdout).
+                  slots: int | None = None, name: str | None = None,
+                  trace: bool = True, control: str | None = None) -> None:
+    """Write the schedule fabric's Verilog to ``output`` (``-``: stdout); ``name`` is the
+    top module's (every module's prefix), default :data:`~.hw.schedule.export.TOP`.
 
     ``control`` (``"axil"``, ``"wishbone"``): the fabric behind its control block.
     """
-    from ..hw.schedule.export import schedule_verilog_text
+    from ..hw.schedule.export import TOP, schedule_verilog_text
     check_fabric_size(n, width, depth, slots or n,
                       f"the schedule fabric for N={n:,}, width {width}, depth {depth:,}")
     if control:
-        from ..hw.schedule.export import TOP
         from ..hw.schedule.fabric import ScheduleFabric
         from .ip import write_controlled
         try:
@@ -69,11 +70,11 @@ def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
         except (TypeError, ValueError) as e:
             raise ConfigError(str(e)) from None
         z = fabric.size
-        write_controlled(output, fabric, control, TOP,
+        write_controlled(output, fabric, control, name or TOP,
                          f"// n={z.n} width={z.width} depth={z.depth} slots={z.slots}\n")
         return
     try:
-        text = schedule_verilog_text(n, width, depth, slots)
+        text = schedule_verilog_text(n, width, depth, slots, name=name or TOP, trace=trace)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from None
     atomic_write(output, text)
@@ -81,7 +82,8 @@ def write_verilog(output: str, n: int, width: int = 8, depth: int = 64,
 
 def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = None,
                 seed: int = 0, simulator: str = "verilator", progress=None,
-                stream: int | None = None, banks: int = 2, via: str = "item"):
+                stream: int | None = None, banks: int = 2, via: str = "item",
+                images: Sequence[str] | None = None, waves: str | None = None, dump=None):
     """Load, check and co-simulate schedule files; returns the :class:`CosimReport`.
 
     ``stream``, ``banks`` and ``via``: see
@@ -126,7 +128,20 @@ def cosim_files(files: Sequence[str], *, width: int = 8, depth: int | None = Non
         _check_build_memory(schedules, width, depth)
     return cosim_schedules(schedules, width=width, depth=depth, seed=seed,
                            simulator=simulator, progress=progress, stream=stream,
-                           banks=banks, via=via)
+                           banks=banks, via=via, images=read_image_files(files, images),
+                           waves=waves, dump=dump, companions=_companions(waves))
+
+
+def read_image_files(files: Sequence[str], images: Sequence[str] | None) -> dict | None:
+    """``--image``: one image per ``--schedule`` file, in order, read before any build."""
+    if not images:
+        return None
+    from . import UsageError
+    from ..hw.schedule.image_read import read_image
+    if len(images) != len(files):
+        raise UsageError(f"--image: one image per --schedule file, in order; got "
+                         f"{len(images)} for {len(files)}")
+    return {str(f): read_image(i) for f, i in zip(files, images)}
 
 
 def _check_build_memory(schedules, width: int, depth: int | None) -> None:
@@ -181,3 +196,11 @@ def cosim_report_json(report) -> dict:
     return dict(match=report.match, builds=len(report.builds),
                 builds_compiled=report.builds_made,
                 results=[schedule_verdict_json(r.verdict) for r in report.results])
+
+
+def _companions(waves):
+    """The writer of a dump's save file and ``.run.json`` (``--waves``), or None."""
+    if not waves:
+        return None
+    from ..waveforms.program_dump import write_companions
+    return write_companions

@@ -99,6 +99,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--fabric network: words per store bank of the build (as `hw verilog "
                    "--fabric network`); a schedule needing deeper banks is refused with the "
                    "depth it needs; default the store's slots")
+    p.add_argument("--image", nargs="+", default=None, metavar="IMAGE",
+                   help="--schedule on the schedule or network fabric: one load image per "
+                   "schedule file, in order (`hw program` output, hex or JSON): the testbench "
+                   "loads the image's writes, the judge holds the run against the schedule; "
+                   "an image the build cannot run is refused (exit 2, before the build)")
     p.add_argument("--plot", default=None, metavar="FILE.png|svg",
                    help="--fabric network with one schedule: draw its rounds beside the "
                    "run's words on every link in every clock cycle and the accumulators, "
@@ -106,7 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "record)")
     p.add_argument("--waves", nargs="?", const="vcd", default=None, choices=WAVE_FORMATS,
                    help="dump a waveform (VCD; 'fst' needs liblz4-dev) into "
-                   "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1")
+                   "waveforms/dumps/<slug>/ or $PIPEGOSSIP_WAVES_DIR; also $PIPEGOSSIP_WAVES=1. "
+                   "With --schedule (one N or topology, trace mode) also a GTKWave save file "
+                   "with one group per node; `waves read` judges the dump")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--word-seed", type=nonnegative_int, default=0, metavar="S",
                    help="seed of the tagged words; default 0")
@@ -269,7 +276,7 @@ def _cosim_schedule(args: argparse.Namespace) -> int:
     from . import UsageError
     from .schedule_hw import cosim_files, cosim_report_json, cosim_text
 
-    refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None), ("--waves", "waves", None),
+    refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None),
                         ("--runs", "runs", 1), ("--mode", "mode", "fast")),
                  "only to the FSM fabric, not with --schedule (a schedule file gives its "
                  "own N)")
@@ -279,14 +286,23 @@ def _cosim_schedule(args: argparse.Namespace) -> int:
     if args.stream is None:
         refuse_given(args, [("--banks", "banks", None), ("--via", "via", None)],
                      "only with --stream G")
+    else:
+        refuse_given(args, [("--image", "image", None)], "not with --stream (an image holds "
+                     "one program's writes)")
     report = cosim_files(args.schedule, width=args.width, depth=args.depth,
                          seed=args.word_seed, simulator=args.simulator,
                          progress=progress_printer("cosim", args.quiet),
-                         stream=args.stream, banks=args.banks or 2, via=args.via or "item")
+                         stream=args.stream, banks=args.banks or 2, via=args.via or "item",
+                         images=args.image, waves=waves_requested(args.waves),
+                         dump=_program_dump_path("sched", args.schedule,
+                                                 waves_requested(args.waves)))
     if args.format == "json":
         sys.stdout.write(json.dumps(cosim_report_json(report)) + "\n")
     else:
         sys.stdout.write(cosim_text(report))
+    if report.waveform is not None:
+        print(f"waveform: {report.waveform} (GTKWave: {report.waveform.with_suffix('.gtkw')}; "
+              f"pipegossip waves read {report.waveform})", file=sys.stderr)
     return 0 if report.match else 1
 
 
@@ -294,8 +310,7 @@ def _cosim_network(args: argparse.Namespace) -> int:
     from . import UsageError
     from .network_hw import cosim_network_files, plot_target, print_report, write_plot
 
-    refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None), ("--waves", "waves", None),
-                        ("--runs", "runs", 1)),
+    refuse_given(args, (*FSM_OPTIONS, ("--n", "n", None), ("--runs", "runs", 1)),
                  "only to the FSM fabric, not with --fabric network (a schedule file gives "
                  "its own topology)")
     if not args.schedule:
@@ -304,17 +319,33 @@ def _cosim_network(args: argparse.Namespace) -> int:
         raise UsageError("--fabric network runs on Verilator; --simulator icarus is not "
                          "supported")
     plot = plot_target(args)
+    waves = waves_requested(args.waves)
     report = cosim_network_files(args.schedule, width=args.width, depth=args.depth,
                                  seed=args.word_seed, op=args.op or "sum",
                                  progress=progress_printer("cosim", args.quiet),
                                  fault=args.fault,
-                                 mode="trace" if plot is not None else args.mode,
+                                 mode="trace" if plot is not None or waves else args.mode,
                                  bank_depth=args.bank_depth, store=args.store or "banks",
-                                 node=args.node or "wire")
+                                 node=args.node or "wire", images=args.image, waves=waves,
+                                 dump=_program_dump_path("net", args.schedule, waves))
     status = print_report(report, args.format)
+    if report.waveform is not None:
+        print(f"waveform: {report.waveform} (GTKWave: {report.waveform.with_suffix('.gtkw')}; "
+              f"pipegossip waves read {report.waveform})", file=sys.stderr)
     if plot is not None:
         write_plot(report, plot)
     return status
+
+
+def _program_dump_path(prefix: str, files, waves):
+    """``<dumps>/<prefix>-<first schedule's stem>/<same>.<fmt>``, or None without ``--waves``."""
+    if not waves:
+        return None
+    from pathlib import Path
+    from ..sim.paths import dumps_root
+    slug = f"{prefix}-{Path(files[0]).stem}" + (f"-and-{len(files) - 1}" if len(files) > 1
+                                                 else "")
+    return dumps_root() / slug / f"{slug}.{waves}"
 
 
 #: Options of ``cosim --schedule`` alone (the FSM fabric's cosim refuses them).
@@ -341,7 +372,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         raise UsageError("--fabric schedule needs --schedule FILE.json")
     if args.schedule:
         return _cosim_schedule(args)
-    refuse_given(args, (("--depth", "depth", None),), "only with --schedule")
+    refuse_given(args, (("--depth", "depth", None), ("--image", "image", None)), "only with --schedule")
     missing = missing_config(args)
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)} "

@@ -38,8 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", metavar="SCOPE",
                    help="scope of the fabric when the dump holds several (full dotted path "
                    "or its last components)")
-    p.add_argument("--run", type=positive_int, default=1, metavar="K",
-                   help="which run of the dump (counting accepted starts); default 1")
+    p.add_argument("--run", type=positive_int, default=None, metavar="K",
+                   help="which run of the dump (counting accepted starts); default 1 (a "
+                   "schedule or network fabric's dump: every run)")
     p.add_argument("--clock", default="clk", metavar="NAME", help="clock port; default clk")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
@@ -113,7 +114,10 @@ def cmd_waves(args: argparse.Namespace) -> int:
                                for p in gtkw_files(args.dump)):
             raise UsageError(f"-o {args.output!r} is one of the files --gtkw writes beside "
                              "the dump; give another name")
-    rb = read_dump(args.dump, top=args.top, run=args.run, clock=args.clock)
+    from ..waveforms.program_dump import has_program_run
+    if has_program_run(args.dump):
+        return _program_waves(args)
+    rb = read_dump(args.dump, top=args.top, run=args.run or 1, clock=args.clock)
     if args.format == "json":
         text = json.dumps(rb.to_json()) + "\n"
     else:
@@ -131,6 +135,37 @@ def cmd_waves(args: argparse.Namespace) -> int:
     for p in rb.problems:
         print(f"{typed_command()}: {p}", file=sys.stderr)
     return 1 if rb.problems else 0
+
+
+def _program_waves(args: argparse.Namespace) -> int:
+    """``waves read`` of a schedule or network fabric's dump: every run read back into the
+    record the judge reads and judged again; exit 1 when one does not match."""
+    from . import UsageError
+    from ..waveforms.program_dump import read_program_dump
+    if args.gtkw or args.top:
+        raise UsageError("--gtkw and --top apply to the FSM fabric's dumps (a schedule or "
+                         "network fabric's dump has its save file beside it)")
+    runs = read_program_dump(args.dump, run=args.run)
+    if args.format == "json":
+        from ..sim.judge.network import network_verdict_json
+        from ..sim.judge.schedule import schedule_verdict_json
+        rows = [dict(name=r.name, record=r.record.to_json(),
+                     verdict=(network_verdict_json(r.verdict) if hasattr(r.record, "ports")
+                              else schedule_verdict_json(r.verdict))) for r in runs]
+        text = json.dumps(dict(dump=str(args.dump), match=all(r.verdict.match for r in runs),
+                               runs=rows)) + "\n"
+    else:
+        lines = []
+        for r in runs:
+            v = r.verdict
+            lines.append(f"{r.name}: {'MATCH' if v.match else 'MISMATCH'} (read back from "
+                         f"{Path(args.dump).name}: {len(r.record.samples['busy'])} cycles "
+                         f"sampled, {r.record.load_cycles} load writes)")
+            if not v.match:
+                lines += ["  " + x for x in v.report().splitlines()[1:]]
+        text = "\n".join(lines) + "\n"
+    _emit(text, args.output)
+    return 0 if all(r.verdict.match for r in runs) else 1
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from ...hw.network.fabric import network_size
 from ...hw.ports import NetworkSize, network_ports
 from ...model.schedules.ir import Schedule
 from ...model.schedules.network_program import NetworkProgram, compile_network
+from ...model.schedules.program import ProgramError
 from ..judge.network import judge_network
 from .fast import (build_network_native, fast_record, judge_fast, rom_depths, rom_rows,
                    run_fast_amaranth, run_fast_native)
@@ -43,8 +44,8 @@ def _slug(program: NetworkProgram, size: NetworkSize) -> str:
 
 
 def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
-                         root: Path | None = None,
-                         progress: Progress | None = None) -> ScheduleBuild:
+                         root: Path | None = None, progress: Progress | None = None,
+                         trace: str | None = None) -> ScheduleBuild:
     """Compile the network fabric ``program`` runs on (its topology and op) at ``size``.
 
     Raises
@@ -54,17 +55,20 @@ def build_network_fabric(program: NetworkProgram, size: NetworkSize, *,
     """
     verilog = size_verilog_text(program.topology, size, program.op)
     return build_program_fabric(size, verilog, network_ports(size), _slug(program, size),
-                                "network", TOP, root=root, progress=progress)
+                                "network", TOP, root=root, progress=progress, trace=trace)
 
 
 def run_network_build(b: ScheduleBuild, programs: Sequence[NetworkProgram], *, seed: int = 0,
                       names: Sequence[str] | None = None,
-                      jobs: Sequence[dict] | None = None) -> list[NetworkRun]:
-    """Load and run every program, in one simulator process, on build ``b``."""
+                      jobs: Sequence[dict] | None = None, waves: str | None = None,
+                      dump: Path | None = None) -> list[NetworkRun]:
+    """Load and run every program, in one simulator process, on build ``b`` (a trace build
+    with ``waves`` dumps the whole simulation into ``dump``)."""
     check_fits(programs, b.size)
     runs = list(jobs) if jobs is not None else [
         network_job(names[i] if names else p.slug, p, seed) for i, p in enumerate(programs)]
-    return [NetworkRun.from_json(d) for d in run_build_jobs(b, runs, "network", TOP)]
+    return [NetworkRun.from_json(d)
+            for d in run_build_jobs(b, runs, "network", TOP, waves=waves, dump=dump)]
 
 
 def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
@@ -73,7 +77,8 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
                   progress: Progress | None = None, fault: str | None = None,
                   mode: str = "trace", bank_depth: int | None = None,
                   rerun: bool = True, store: str = "banks",
-                  node: str = "wire") -> CosimReport:
+                  node: str = "wire", images: dict | None = None, waves: str | None = None,
+                  dump: Path | None = None, companions=None) -> CosimReport:
     """Compile, build once per topology, run and judge every schedule.
 
     Parameters
@@ -98,11 +103,27 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         The nodes' item store (:data:`~pipegossip.hw.ports.STORES`).
     node : {"wire", "reg"}
         The nodes' design (:data:`~pipegossip.hw.ports.NODES`).
+    images : dict, optional
+        Schedule name -> :class:`~pipegossip.hw.schedule.image_read.LoadImage`:
+        load that image's writes instead of the compiled program's (the judge
+        still holds the run against the schedule), after checking that the
+        build can run it.
+
+    waves, dump : optional
+        ``"vcd"`` or ``"fst"`` (trace mode, one topology): dump the run into
+        ``dump`` (written aside and renamed in at the end,
+        :func:`~pipegossip.sim.waves.staged_dump`); ``companions(dump, fabric, size,
+        programs, names, seed, home)`` writes the files beside it before they
+        are renamed in (the command passes
+        :func:`pipegossip.waveforms.program_dump.write_companions`: the GTKWave
+        save file and the ``.run.json`` that ``waves read`` judges it by).
 
     Raises
     ------
     ProgramError
         A schedule the network fabric cannot run.
+    ImageRefused
+        An image the build cannot run (before any build).
     CosimError
         The toolchain failed.
     """
@@ -113,6 +134,9 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         p = compile_network(s, op=op, width=width, depth=depth, bank_depth=bank_depth)
         groups.setdefault(json.dumps(s.topology.to_json(), sort_keys=True), []).append(
             (name, s, p))
+    if waves is not None and (mode != "trace" or len(groups) > 1 or simulator != "verilator"):
+        raise ProgramError("--waves dumps one Verilator trace-mode run of one topology; "
+                           f"these schedules need {len(groups)} builds")
     report = CosimReport(mode=mode)
     for items in groups.values():
         d = depth or 1 << (max(p.cycles for *_, p in items) - 1).bit_length()
@@ -120,16 +144,26 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         programs = [compile_network(s, op=op, width=width, depth=d, slots=slots,
                                     bank_depth=bank_depth) for _, s, _ in items]
         names = [name for name, *_ in items]
-        jobs = [network_job(nm, p, seed, None if fault is None else faulty_writes(p, fault, seed))
-                for nm, p in zip(names, programs)]
         size = network_size(programs[0].topology, width, d, slots, bank_depth, store, node)
+        jobs = [network_job(nm, p, seed, _image_writes(images, nm, size, p, op)
+                            if images and nm in images else
+                            None if fault is None else faulty_writes(p, fault, seed))
+                for nm, p in zip(names, programs)]
 
         def trace_runs(ps, js):
             if simulator == "amaranth":
                 return run_network_amaranth(ps, seed=seed, jobs=js, store=store, node=node)
-            b = build_network_fabric(ps[0], size, root=root, progress=progress)
+            b = build_network_fabric(ps[0], size, root=root, progress=progress, trace=waves)
             report.builds.append(b)
-            return run_network_build(b, ps, seed=seed, jobs=js)
+            if waves is None:
+                return run_network_build(b, ps, seed=seed, jobs=js)
+            from ..waves import staged_dump
+            with staged_dump(dump) as staged:
+                runs = run_network_build(b, ps, seed=seed, jobs=js, waves=waves, dump=staged)
+                if companions is not None:
+                    companions(staged, "network", size, ps, names, seed, Path(dump).parent)
+            report.waveform = Path(dump).resolve()
+            return runs
 
         if mode == "trace":
             records = trace_runs(programs, jobs)
@@ -146,6 +180,16 @@ def cosim_network(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8,
         for name, p, r, v in zip(names, programs, records, verdicts):
             report.results.append(ScheduleResult(name, p, r, v))
     return report
+
+
+def _image_writes(images: dict, name: str, size: NetworkSize, program: NetworkProgram,
+                  op: str) -> list:
+    """The load writes of ``images[name]``, refused if the build of ``size`` cannot run it."""
+    from ...hw.schedule.image_read import build_sizes, check_runs
+    image = images[name]
+    check_runs(image, build_sizes(size, topology=program.topology, op=op),
+               f"the co-simulation's build of {name} ({_slug(program, size)})")
+    return [list(w) for w in image.writes()]
 
 
 def _fast_group(programs, jobs, size: NetworkSize, simulator: str, root, progress,

@@ -303,7 +303,8 @@ def _slug(size: ScheduleSize) -> str:
 
 def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
                           progress: Progress | None = None,
-                          recipe: Recipe = DEFAULT_RECIPE) -> ScheduleBuild:
+                          recipe: Recipe = DEFAULT_RECIPE,
+                          trace: str | None = None) -> ScheduleBuild:
     """Compile the fabric of ``size`` for Verilator, or reuse the cached build.
 
     Raises
@@ -315,11 +316,11 @@ def build_schedule_fabric(size: ScheduleSize, *, root: Path | None = None,
 
     verilog = schedule_verilog_text(size.n, size.width, size.depth, size.slots, name=TOP)
     return build_program_fabric(size, verilog, schedule_ports(size), _slug(size), "schedule",
-                                TOP, root=root, progress=progress, recipe=recipe)
+                                TOP, root=root, progress=progress, recipe=recipe, trace=trace)
 
 
 def program_build_key(verilog: str, ports, fabric: str, top: str,
-                      recipe: Recipe = DEFAULT_RECIPE) -> str:
+                      recipe: Recipe = DEFAULT_RECIPE, trace: str | None = None) -> str:
     """The build cache key of :func:`build_program_fabric`.
 
     The port table decides which signals the build makes public
@@ -327,18 +328,20 @@ def program_build_key(verilog: str, ports, fabric: str, top: str,
     table is never reused.
     """
     return build_cache.build_key(verilog, dict(
-        simulator="verilator", trace=None, recipe=asdict(recipe), fabric=fabric, top=top,
+        simulator="verilator", trace=trace, recipe=asdict(recipe), fabric=fabric, top=top,
         ports=[[p.name, p.direction] for p in ports]))
 
 
 def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top: str, *,
                          root: Path | None = None, progress: Progress | None = None,
-                         recipe: Recipe = DEFAULT_RECIPE) -> ScheduleBuild:
+                         recipe: Recipe = DEFAULT_RECIPE,
+                         trace: str | None = None) -> ScheduleBuild:
     """Compile a program-driven fabric's ``verilog`` for Verilator, or reuse the cached build.
 
     Shared by the schedule and network fabrics: the build cache is keyed by
-    the Verilog text, ``fabric``, ``top``, the recipe and ``ports`` (the
-    top-level ports the recipe makes public).
+    the Verilog text, ``fabric``, ``top``, the recipe, ``ports`` (the
+    top-level ports the recipe makes public) and ``trace`` (``"vcd"`` or
+    ``"fst"``: a build that can dump every signal, for ``--waves``).
 
     Raises
     ------
@@ -347,8 +350,8 @@ def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top:
     """
     say = progress or (lambda msg: None)
     root = build_root() if root is None else Path(root)
-    key = program_build_key(verilog, ports, fabric, top, recipe)
-    directory = root / f"{slug}-{key}"
+    key = program_build_key(verilog, ports, fabric, top, recipe, trace)
+    directory = root / (f"{slug}-{key}" if trace is None else f"{slug}-{trace}-{key}")
     sweep(root, legacy=True)
     if build_cache.is_valid(directory, key):
         say(f"reusing build {directory}")
@@ -363,15 +366,15 @@ def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top:
             say(f"building the {fabric} fabric {slug} with Verilator in {directory} ...")
             try:
                 use_verilator()
-                runtime = verilator_runtime.cached(None)
+                runtime = verilator_runtime.cached(trace)
                 control = table_vlt(top, ports)
                 sources = [atomic_write(tmp / "ports.vlt", control) if recipe.public == "ports"
                            else None, atomic_write(tmp / f"{top}.v", verilog)]
                 build_verilator(top=top, sources=[s for s in sources if s], build_dir=tmp,
-                                log=tmp / "build.log", trace=None, recipe=recipe,
+                                log=tmp / "build.log", trace=trace, recipe=recipe,
                                 runtime=runtime)
                 if runtime is None:
-                    verilator_runtime.store(tmp, None)
+                    verilator_runtime.store(tmp, trace)
             except (ToolchainError, RuntimeError, SystemExit, OSError) as e:
                 raise CosimError(f"Verilator build of {slug} failed ({e})") from None
             seconds = time.monotonic() - t0
@@ -384,17 +387,21 @@ def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top:
 
 def run_schedule_build(b: ScheduleBuild, programs: Sequence[Program | StreamProgram], *,
                        seed: int = 0, names: Sequence[str] | None = None,
-                       via: str = VIA_ITEM) -> list[ScheduleRun]:
+                       via: str = VIA_ITEM, jobs: Sequence[dict] | None = None
+                       ) -> list[ScheduleRun]:
     """Load and run every program, in one simulator process, on build ``b``.
 
-    A streaming program's timed loads go through ``via`` while it runs.
+    A streaming program's timed loads go through ``via`` while it runs;
+    ``jobs`` (as :func:`job_for` makes them) replace the programs' own.
     """
     _check_fits(programs, b.size)
-    runs = [job_for(names[i] if names else p.slug, p, seed, via) for i, p in enumerate(programs)]
+    runs = list(jobs) if jobs is not None else [
+        job_for(names[i] if names else p.slug, p, seed, via) for i, p in enumerate(programs)]
     return [ScheduleRun.from_json(d) for d in run_build_jobs(b, runs, "schedule", TOP)]
 
 
-def run_build_jobs(b: ScheduleBuild, runs: list[dict], fabric: str, top: str) -> list[dict]:
+def run_build_jobs(b: ScheduleBuild, runs: list[dict], fabric: str, top: str,
+                   waves: str | None = None, dump: Path | None = None) -> list[dict]:
     """Run the testbench on build ``b`` with ``runs`` (one simulator process); their records' JSON.
 
     Shared by the program-driven fabrics; the testbench picks the port
@@ -406,11 +413,13 @@ def run_build_jobs(b: ScheduleBuild, runs: list[dict], fabric: str, top: str) ->
         The simulator failed or left no result.
     """
     job = dict(size=asdict(b.size), runs=runs, fabric=fabric)
-    return run_in_build(b, top, "pipegossip.sim.schedule.testbench", JOB_ENV, job)
+    return run_in_build(b, top, "pipegossip.sim.schedule.testbench", JOB_ENV, job,
+                        waves=waves, dump=dump)
 
 
 def run_in_build(b: ScheduleBuild, top: str, test_module: str, env_name: str, job: dict,
-                 files: dict[str, str] | None = None):
+                 files: dict[str, str] | None = None, waves: str | None = None,
+                 dump: Path | None = None):
     """Run cocotb test module ``test_module`` on build ``b`` (Verilator); its JSON result.
 
     ``job`` gains ``result_path`` and is written to ``job.json``, named by
@@ -434,7 +443,8 @@ def run_in_build(b: ScheduleBuild, top: str, test_module: str, env_name: str, jo
             use_verilator()
             run_simulator("verilator", top=top, test_module=test_module,
                           build_dir=b.directory, work=work,
-                          env={env_name: str(work / "job.json")}, log=work / "sim.log")
+                          env={env_name: str(work / "job.json")}, log=work / "sim.log",
+                          waves=waves, dump=dump)
             if not result.is_file():
                 raise CosimError("the testbench left no result")
         except (ToolchainError, CosimError, RuntimeError, SystemExit, OSError) as e:
@@ -466,6 +476,8 @@ class CosimReport:
     mode: str = "trace"
     fast: list = field(default_factory=list)
     reruns: list[str] = field(default_factory=list)
+    #: The dump written (``--waves``), or None.
+    waveform: Path | None = None
 
     @property
     def match(self) -> bool:
@@ -481,7 +493,9 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
                     depth: int | None = None, seed: int = 0, simulator: str = "verilator",
                     root: Path | None = None, progress: Progress | None = None,
                     stream: int | None = None, banks: int = 2,
-                    via: str = VIA_ITEM) -> CosimReport:
+                    via: str = VIA_ITEM, images: dict | None = None,
+                    waves: str | None = None, dump: Path | None = None,
+                    companions=None) -> CosimReport:
     """Compile, build once per size, run and judge every schedule.
 
     Parameters
@@ -500,11 +514,22 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
         Streaming: gossips' worth of store slots.
     via : {"item", "load"}
         Streaming: the path of the timed loads.
+    images : dict, optional
+        Schedule name -> :class:`~pipegossip.hw.schedule.image_read.LoadImage`:
+        load that image's writes instead of the compiled program's (the judge
+        still holds the run against the schedule), after checking that the
+        build can run it.
+    waves, dump : optional
+        ``"vcd"`` or ``"fst"`` (Verilator, one N, no stream): dump the run
+        into ``dump``; ``companions`` as for
+        :func:`~pipegossip.sim.network.cosim.cosim_network`.
 
     Raises
     ------
     ProgramError
         A schedule does not fit ``depth``.
+    ImageRefused
+        An image the build cannot run (before any build).
     CosimError
         The toolchain failed.
     """
@@ -524,6 +549,9 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
         except ProgramError as e:  # several files: say which one does not fit
             raise ProgramError(f"{name}: {e}") from None
         by_n.setdefault(s.n, []).append((name, s, program))
+    if waves is not None and (len(by_n) > 1 or stream is not None or simulator != "verilator"):
+        raise ProgramError("--waves dumps one Verilator run of one N without --stream; these "
+                           f"schedules need {len(by_n)} builds")
     report = CosimReport()
     for n, items in by_n.items():
         d = depth or 1 << (max(p.cycles for *_, p in items) - 1).bit_length()
@@ -531,12 +559,31 @@ def cosim_schedules(schedules: Sequence[tuple[str, Schedule]], *, width: int = 8
         programs = [build(s, d, slots) for _, s, _ in items]
         names = [name for name, *_ in items]
         size = size_for(programs)
+        jobs = [job_for(nm, p, seed, via) for nm, p in zip(names, programs)]
+        for job in jobs:
+            if images and job["name"] in images:
+                from ...hw.schedule.image_read import build_sizes, check_runs
+                image = images[job["name"]]
+                check_runs(image, build_sizes(size),
+                           f"the co-simulation's build of {job['name']} ({_slug(size)})")
+                job["writes"] = [list(w) for w in image.writes()]
         if simulator == "amaranth":
-            records = run_programs_amaranth(programs, size, seed, names, via)
+            records = run_programs_amaranth(programs, size, seed, names, via, jobs=jobs)
         else:
-            b = build_schedule_fabric(size, root=root, progress=progress)
+            b = build_schedule_fabric(size, root=root, progress=progress, trace=waves)
             report.builds.append(b)
-            records = run_schedule_build(b, programs, seed=seed, names=names, via=via)
+            if waves is None:
+                records = run_schedule_build(b, programs, seed=seed, names=names, via=via,
+                                             jobs=jobs)
+            else:
+                from ..waves import staged_dump
+                with staged_dump(dump) as staged:
+                    records = [ScheduleRun.from_json(d) for d in run_build_jobs(
+                        b, jobs, "schedule", TOP, waves=waves, dump=staged)]
+                    if companions is not None:
+                        companions(staged, "schedule", size, programs, names, seed,
+                                   Path(dump).parent)
+                report.waveform = Path(dump).resolve()
         for name, p, r in zip(names, programs, records):
             report.results.append(ScheduleResult(name, p, r, judge_schedule(p, r)))
     return report

@@ -32,11 +32,13 @@ def test_hex_image_is_the_load_writes_then_the_checks(tmp_path):
     lines = out.read_text().splitlines()
     comments = [x for x in lines if x.startswith("//")]
     words = [int(x, 16) for x in lines if not x.startswith("//")]
-    assert "kind[2:0]" in comments[1] and "depth=3 slots=4" in comments[1]
+    assert comments[1] == ("// pipegossip-image/2 fabric=schedule n=4 width=8 depth=3 "
+                           "slots=4 cycles=3")
+    assert "kind[3:0]" in comments[2] and "3 ACC" in comments[3] and "15 END" in comments[3]
     lay = ImageLayout(size)
     assert [lay.decode(w) for w in words] == image
     # header first (program length 3), the end last
-    assert image[0] == (2, 0, 0, 3) and image[-1][0] == 7
+    assert image[0] == (2, 0, 0, 3) and image[-1][0] == 15
 
 
 def test_json_by_extension_and_by_format(tmp_path, capsys):
