@@ -444,7 +444,7 @@ def _warning_printer(where: str):
 
 def _folder_hint(e: OSError) -> str:
     """Name the variable behind a path under the build or waveform folder."""
-    if not e.filename:
+    if not _is_path(e.filename):
         return ""
     from ..sim.paths import build_root, dumps_root
     path = os.path.abspath(os.fsdecode(e.filename))
@@ -458,8 +458,13 @@ def _folder_hint(e: OSError) -> str:
     return ""
 
 
+def _is_path(name: object) -> bool:
+    # An OSError of os.fdopen names a file descriptor (an int), not a path.
+    return isinstance(name, (str, bytes, os.PathLike)) and bool(os.fspath(name))
+
+
 def _named(e: OSError) -> str:
-    return f" {e.filename!r}" if e.filename else ""
+    return f" {os.fsdecode(e.filename)!r}" if _is_path(e.filename) else ""
 
 
 def _stdout_closed() -> bool:

@@ -384,6 +384,28 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
         After the cluster is closed and everything received is stored.
     """
     start = time.monotonic()
+    # A cluster named by --scheduler is reached before the store is touched:
+    # a wrong address creates nothing (issue 39).
+    remote = _connect(options.scheduler) if options.scheduler is not None else None
+    try:
+        return _sweep(sweep, jobs, options, progress, remote, start)
+    finally:
+        if remote is not None:
+            remote.close()
+
+
+def _connect(address: str):
+    """A Dask client of the scheduler at ``address``; ConfigError if none answers."""
+    from dask.distributed import Client
+
+    try:
+        return Client(address, timeout=10)
+    except (OSError, TimeoutError) as e:
+        raise ConfigError(f"no Dask scheduler at {address}: {_one_line(e)}") from None
+
+
+def _sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions, progress: TextIO | bool,
+           remote, start: float) -> SweepRun:
     store = ResultStore(options.store)
     table = _Table(store.sweep_dir(sweep) / "table.jsonl")
     stream = sys.stderr if progress is True else progress or None
@@ -394,12 +416,20 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
     outcomes: list[Outcome] = []
     pending: list[Outcome] = []
     keys: set[str] = set()
+    unverified = 0
     for job in jobs:
         key = job_key(job.func, job.config, versions[job.tools], codes[job.func])
         if key in keys:
             raise ValueError(f"sweep {sweep!r} lists job {job.func} {job.config} twice")
         keys.add(key)
-        record = store.get(key) if options.cache else None
+        record = None
+        if options.cache:
+            found = store.lookup(key)
+            record = found.record
+            if found.state == "damaged":
+                _warn(f"sweep store object {str(found.path)!r} is damaged ({found.why}): "
+                      f"computing {job.label or job.func} again")
+            unverified += found.state == "unverified"
         if record is not None:
             outcome = Outcome(job, key, "cached", record["result"], seconds=record.get("seconds"))
             table.add(outcome)
@@ -408,6 +438,10 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
             outcome = Outcome(job, key, "pending")
             pending.append(outcome)
         outcomes.append(outcome)
+
+    if unverified:
+        _warn(f"{unverified} record(s) of store {str(options.store)!r} were written by an older "
+              "pipegossip without a checksum: computing them again")
 
     def finish(outcome: Outcome, text: str | None, error: BaseException | None) -> None:
         if error is None:
@@ -438,7 +472,7 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
                 else:
                     finish(outcome, text, None)
         elif pending:
-            _run_dask(pending, options, finish, bar.draw)
+            _run_dask(pending, options, finish, bar.draw, remote)
     except ConfigError:
         refused = True
         raise
@@ -447,6 +481,10 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
         if not refused:
             bar.draw(final=True)
     return SweepRun(sweep, outcomes, time.monotonic() - start, store)
+
+
+def _warn(message: str) -> None:
+    print(f"pipegossip: warning: {message}", file=sys.stderr, flush=True)
 
 
 def _one_line(error: BaseException) -> str:
@@ -458,7 +496,7 @@ def _one_line(error: BaseException) -> str:
 
 def _run_dask(pending: list[Outcome], options: SweepOptions,
               finish: Callable[[Outcome, str | None, BaseException | None], None],
-              heartbeat: Callable[[], None]) -> None:
+              heartbeat: Callable[[], None], remote=None) -> None:
     import dask
     from dask.distributed import Client, LocalCluster, as_completed
 
@@ -477,11 +515,7 @@ def _run_dask(pending: list[Outcome], options: SweepOptions,
                                        dashboard_address=":0", silence_logs=logging.CRITICAL)
             client = Client(cluster)
         else:
-            try:
-                client = Client(options.scheduler, timeout=10)
-            except (OSError, TimeoutError) as e:
-                raise ConfigError(f"no Dask scheduler at {options.scheduler}: "
-                                  f"{_one_line(e)}") from None
+            client = remote  # connected by run_sweep, closed there
         futures = {}
         heartbeat()  # the first progress line, once there is a cluster to run on
         with client:

@@ -154,12 +154,14 @@ def test_conjecture21_text_and_sweep_report(tmp_path, capsys):
     assert "conjecture21: 10 completed, 0 failed, 0 cached, 0 remaining" in out.err
     assert (store / "conjecture21" / "efficiency.png").stat().st_size > 10_000
     # An FPGA-like job's results (fpga-sweep's row keys) get their own figures.
+    keys = {}
     for n, used, fmax in ((4, 281, 71.8), (8, 923, 53.2)):
-        ResultStore(store).put(f"{n:064x}", {
-            "key": f"{n:064x}", "job": "fpga.point", "config": {"n": n},
+        keys[n] = key = job_key("fpga.point", {"n": n}, {}, "")
+        ResultStore(store).put(key, {
+            "key": key, "job": "fpga.point", "config": {"n": n}, "versions": {}, "code": "",
             "result": {"device": "ice40-up5k", "n": n, "used": used, "fmax_mhz": fmax,
                        "_artefacts": {"report.txt": f"N={n}\n"}}})
-    assert ResultStore(store).artefact(f"{4:064x}", "report.txt").read_text() == "N=4\n"
+    assert ResultStore(store).artefact(keys[4], "report.txt").read_text() == "N=4\n"
     assert main(["sweep-report", str(store), "-o", str(tmp_path / "report")]) == 0
     csv_lines = (tmp_path / "report" / "results.csv").read_text().splitlines()
     assert len(csv_lines) == 13 and "efficiency" in csv_lines[0].split(",")
