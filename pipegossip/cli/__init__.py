@@ -23,7 +23,7 @@ import threading
 import traceback
 import warnings
 
-from .. import __version__, _stopped_while_starting
+from .. import __version__, _hold, _stopped_while_starting
 from ..infra.files import OutputError
 from .spellings import (COMMANDS, GROUPS, SCHEDULE_ALGORITHMS, START_HERE, command_path,
                         group_commands, module_of, new_spelling, notice, respell)
@@ -354,6 +354,7 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
         if unknown:
             raise UsageError(unknown)
         args = build_parser(argv).parse_args(argv)
+        _hold("parsed")  # (a test hook: the command's modules are imported, no handler yet)
         _install_handlers()
         _refuse_empty_paths(args)
         status = int(args.func(args) or 0)
