@@ -168,9 +168,11 @@ def _sweep(tmp_path):
                              "256", "--store", str(store), "--workers", "2", "--timeout", "120"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    deadline = time.monotonic() + 90
-    while not list(store.glob("objects/*/*.json")) and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
+    # The event: the first result stored, so the workers run (the bound only stops a
+    # hang: it was 90 s, after which the signal went out whatever had happened).
+    deadline = time.monotonic() + 900
+    while not list(store.glob("objects/*/*.json")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.02)
     return proc
 

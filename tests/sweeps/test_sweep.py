@@ -119,8 +119,11 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path, capsys):
     proc = subprocess.Popen([sys.executable, "-m", "pipegossip", *args, "--workers", "2",
                              "--timeout", "120"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not list(store.glob("objects/*/*.json")) and time.monotonic() < deadline:
+    # The event: the first result stored (the bound only stops a hang; it used to be
+    # 60 s, after which the signal went out anyway and a loaded machine failed).
+    deadline = time.monotonic() + 900
+    while not list(store.glob("objects/*/*.json")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
