@@ -26,17 +26,19 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import importlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .store import canonical_json
 
-__all__ = ["REGISTRY_ENV", "JobTimeout", "JobError", "in_child", "stop_registered"]
+__all__ = ["REGISTRY_ENV", "JobTimeout", "JobError", "resolve", "in_child", "stop_registered"]
 
 #: The folder where each job child of a local cluster's workers registers.
 REGISTRY_ENV = "PIPEGOSSIP_SWEEP_JOBS"
@@ -50,6 +52,15 @@ class JobTimeout(Exception):
 
 class JobError(Exception):
     """A job failed in its own process; the message is that process's last error line."""
+
+
+def resolve(name: str) -> Callable[[dict], dict]:
+    """The job function named ``module.qualname`` (imported)."""
+    module, _, qualname = name.rpartition(".")
+    target = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
 
 
 def in_child(func: str, config: dict, timeout: float | None) -> str:
@@ -126,9 +137,8 @@ def _child_main() -> None:
     _die_with_parent()
     try:
         func, config = json.loads(sys.stdin.read())
-        from .sweep import _resolve
         try:
-            text = canonical_json(_resolve(func)(config))
+            text = canonical_json(resolve(func)(config))
         except Exception as e:  # noqa: BLE001 - becomes the job's one-line error
             print(f"{type(e).__name__}: {' '.join(str(e).split())}", file=sys.stderr)
             raise SystemExit(1) from None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import logging
 import os
@@ -39,7 +38,8 @@ from typing import TextIO
 from ..infra.files import atomic_write
 from ..model.errors import ConfigError
 from ..cli.options import checked_number
-from .child import REGISTRY_ENV, JobError, JobTimeout, in_child, stop_registered
+from .child import (REGISTRY_ENV, JobError, JobTimeout, in_child, resolve as _resolve,
+                    stop_registered)
 from .store import (DEFAULT_STORE, ResultStore, canonical_json, code_digest, job_key,
                           tool_versions)
 
@@ -199,14 +199,6 @@ class SweepRun:
     @property
     def failures(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.status == "failed"]
-
-
-def _resolve(name: str) -> Callable[[dict], dict]:
-    module, _, qualname = name.rpartition(".")
-    target = importlib.import_module(module)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    return target
 
 
 def execute_job(func: str, config: dict, timeout: float | None = None,
