@@ -84,7 +84,7 @@ def test_tampered_record_and_table_are_skipped(store, tmp_path, how):
 
 
 def test_a_damaged_record_is_a_missing_one(tmp_path):
-    from pipegossip.sweep_store import job_key
+    from pipegossip.sweeps.store import job_key
     store = ResultStore(tmp_path / "s")
     key = job_key("m.f", {"n": 2}, {}, "")
     record = {"key": key, "job": "m.f", "config": {"n": 2}, "versions": {}, "code": "",

@@ -28,8 +28,8 @@ import pytest
 
 from pipegossip import cli
 from pipegossip.cli import main
-from pipegossip import sweep_store as ss
-from pipegossip.sweep_store import STORE_MARKER, ResultStore, code_digest, job_key, tool_versions
+from pipegossip.sweeps import store as ss
+from pipegossip.sweeps.store import STORE_MARKER, ResultStore, code_digest, job_key, tool_versions
 
 
 def _objects(root: Path) -> list[Path]:
