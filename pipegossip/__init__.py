@@ -43,4 +43,24 @@ def _guard_start() -> None:
         _signal.signal(_signal.SIGTERM, _stopped_while_starting)
 
 
+def _hold(point: str) -> None:
+    """Test hook: wait at ``point`` of the start while ``PIPEGOSSIP_TEST_HOLD`` names it.
+
+    ``PIPEGOSSIP_TEST_HOLD=POINT:FILE`` creates FILE on reaching POINT, then
+    waits (up to a minute) for a signal: a test can signal the command at a
+    known point of its start instead of after a guessed delay, which a fast
+    machine has passed already and a slow one not reached.
+    """
+    want, _, flag = _os.environ.get("PIPEGOSSIP_TEST_HOLD", "").partition(":")
+    if want != point or not flag:
+        return
+    import time
+    with open(flag, "w") as f:
+        f.write(f"{_os.getpid()}\n")
+    began = time.monotonic()
+    while time.monotonic() - began < 60:
+        time.sleep(0.01)
+
+
 _guard_start()
+_hold("imported")

@@ -60,7 +60,10 @@ def cosim_configs(ns: Sequence[int], orders: Sequence[str], *,
 
 def cosim_jobs(configs: Sequence[dict]) -> list[Job]:
     """One :func:`cosim_point` job per configuration, largest N first (they take longest)."""
-    return [Job.of(cosim_point, c, COSIM_TOOLS, label=f"{run_config(c).slug}-w{c['width']}")
+    # isolated: each job's Verilator build (make, c++) runs in a process group of its
+    # own, stopped with its temporaries when the sweep is (issue 39)
+    return [Job.of(cosim_point, c, COSIM_TOOLS, label=f"{run_config(c).slug}-w{c['width']}",
+                   isolated=True)
             for c in sorted(configs, key=lambda c: -c["n"])]
 
 

@@ -1,8 +1,17 @@
 """Shared pytest set-up: slow sweeps on request, waveforms on request."""
 
 import os
+import signal
 
 import pytest
+
+# Started in the background by a script (`cmd &`, nohup), the suite inherits
+# SIGINT ignored, and so would every command a test starts: a test's Ctrl-C
+# would then do nothing and the command run on to the test's timeout. A
+# handler here is reset to the default in every child at exec, as from a
+# terminal (issue 39: the suite must not depend on how it was started).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Tests of behaviour may call commands by their old flat spellings (kept for
 # this release); their one-line notes are tested in tests/cli/test_cli_groups.py.

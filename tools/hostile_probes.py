@@ -101,6 +101,10 @@ class Probe:
     #: start with its one note. Every other probe runs in the new spelling
     #: (the catalogue is written in the old one: respelled here).
     old_spelling: str | None = None
+    #: (issue 39, rel-b) extra environment for the command, and paths it must
+    #: not have created (a refusal touches nothing).
+    env: dict | None = None
+    absent: tuple[str, ...] = ()
 
     def __post_init__(self):
         assert self.expect in EXPECTS, self.expect
@@ -649,6 +653,7 @@ def catalogue() -> list[Probe]:
     probes += _rellimits_probes()
     probes += _old_spelling_probes()
     probes += _rela_probes()  # rel-a, issue 39
+    probes += _rel_b_probes()  # rel-b, issue 39
     _mark_quick(probes)
     _check_unique(probes)
     return probes
@@ -999,10 +1004,11 @@ def _issue25_data_and_bounds() -> list[Probe]:
     p("polling-search/time-limit-reached", ["polling-search", "--k", "5", "--graph",
                                             "hypercube", "--time-limit", "6"], "verdict",
       timeout=30)
-    # Tampered sweep-store entries: skipped with a warning, no hang, no growth.
+    # Tampered sweep-store entries: no hang, no growth; sweep-report refuses a store
+    # whose object it cannot verify (issue 39), table8 computes that job again.
     for how in ("fifo", "dev-zero"):
-        p(f"sweep-report/store-entry-{how}", ["sweep-report", "store", "-o", "rep2"], "success",
-          setup=f"store-{how}", timeout=60, creates=("rep2/results.csv",))
+        p(f"sweep-report/store-entry-{how}", ["sweep-report", "store", "-o", "rep2"], "refused",
+          setup=f"store-{how}", timeout=60)
         p(f"table8/store-entry-{how}", ["table8", "--max-n", "4", "--workers", "0", "--store",
                                         "store"], "success", setup=f"store-{how}", timeout=60,
           writes=("store",))
@@ -1257,9 +1263,180 @@ _RELLIMITS_QUICK = ["schedule-table/empty-list-item", "network-table/inapplicabl
                     "check/stdin-5000-digit-number"]
 
 
+# ==========================================================================
+# Issue 39, rel-b block (kept apart to ease the merge with rel-a's classes):
+# stores tampered, children on SIGTERM, limits before loading, timing
+# windows. Every process a probe starts carries the environment tag _TAG,
+# so a tool orphaned in a group of its own is still found (_tagged_alive).
+# ==========================================================================
+
+_TAG = "PIPEGOSSIP_PROBE_TAG"
+
+
+def _tagged_alive(tag: str) -> list[str]:
+    """Live processes whose environment holds ``_TAG=tag``: 'PID command'."""
+    needle = f"{_TAG}={tag}".encode()
+    alive = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            if stat[stat.rindex(")") + 2:].split()[0] == "Z":
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except (OSError, ValueError, IndexError):
+            continue
+        alive.append(f"{entry} {cmd[:80]}")
+    return alive
+
+
+def _store_object(folder: Path, n: int = 4) -> Path:
+    for path in sorted((folder / "store").glob("objects/*/*.json")):
+        try:
+            if json.loads(path.read_text())["record"]["config"]["n"] == n:
+                return path
+        except (ValueError, KeyError, TypeError):
+            continue
+    raise RuntimeError(f"no store object of N={n} in the fixture")
+
+
+def _damage_store(folder: Path, how: str) -> None:
+    root = folder / "store"
+    if how == "marker-99":
+        (root / ".pipegossip-store").write_text('{"format": 99}\n')
+        return
+    if how == "marker-garbage":
+        (root / ".pipegossip-store").write_bytes(os.urandom(40))
+        return
+    if how == "format-1":
+        (root / ".pipegossip-store").write_text('{"format":1}\n')
+        for path in root.glob("objects/*/*.json"):
+            path.write_text(json.dumps(json.loads(path.read_text())["record"]) + "\n")
+        return
+    victim = _store_object(folder)
+    if how == "folder":
+        victim.unlink()
+        victim.mkdir()
+        (victim / "keep.txt").write_text("the user's\n")
+    elif how == "edited":
+        obj = json.loads(victim.read_text())
+        obj["record"]["result"]["L"] = 999999
+        victim.write_text(json.dumps(obj))
+    elif how == "truncated":
+        victim.write_bytes(victim.read_bytes()[:60])
+    elif how == "random":
+        victim.write_bytes(os.urandom(500))
+    elif how == "moved":  # a whole object under another key's name
+        other = _store_object(folder, 2)
+        shutil.copyfile(other, victim)
+
+
+def _orders_file(folder: Path, n: int) -> None:
+    with open(folder / f"orders{n}.json", "w") as f:
+        f.write("[" + ",".join(json.dumps([j for j in range(n) if j != i]) for i in range(n))
+                + "]")
+
+
+def _rounds_file(folder: Path, rounds: int) -> None:
+    s = json.loads((EXAMPLES / "one-factor-n8.json").read_text())
+    s["rounds"] = [s["rounds"][0][:1]] * rounds
+    (folder / f"rounds{rounds}.json").write_text(json.dumps(s))
+
+
+for _how in ("folder", "edited", "truncated", "random", "moved", "marker-99", "marker-garbage",
+             "format-1"):
+    _EXTRA_SETUP[f"rel-b-store-{_how}"] = (lambda how: lambda folder, base:
+                                           _damage_store(folder, how))(_how)
+_EXTRA_SETUP["rel-b-orders-1200"] = lambda folder, base: _orders_file(folder, 1200)
+_EXTRA_SETUP["rel-b-rounds-200002"] = lambda folder, base: _rounds_file(folder, 200_002)
+
+
+def _rel_b_probes() -> list[Probe]:
+    P: list[Probe] = []
+
+    def p(id_, argv, expect, **kw):
+        kw.setdefault("timeout", 120)
+        P.append(Probe(id=id_, command=argv[0], argv=argv, expect=expect, **kw))
+
+    t8 = ["table8", "--max-n", "4", "--workers", "0", "--store", "store"]
+    c21 = ["conjecture21", "--max-n", "4", "--workers", "0", "--store", "store"]
+    rep = ["sweep-report", "store", "-o", "rep3"]
+    # -- stores tampered: a sweep recomputes a damaged object (one warning), a
+    # folder in its place or an unknown marker is refused; sweep-report refuses.
+    for how in ("edited", "truncated", "random", "moved"):
+        p(f"table8/rel-b-store-{how}", t8, "success", setup=f"rel-b-store-{how}",
+          writes=("store",))
+        p(f"sweep-report/rel-b-store-{how}", rep, "refused", setup=f"rel-b-store-{how}",
+          absent=("rep3",))
+    p("conjecture21/rel-b-store-edited", c21, "success", setup="rel-b-store-edited",
+      writes=("store",))
+    for cmd, argv in (("table8", t8), ("conjecture21", c21), ("sweep-report", rep)):
+        p(f"{cmd}/rel-b-store-folder", argv, "refused", setup="rel-b-store-folder",
+          absent=("rep3",))
+        for how in ("marker-99", "marker-garbage"):
+            p(f"{cmd}/rel-b-store-{how}", argv, "refused", setup=f"rel-b-store-{how}",
+              absent=("rep3",))
+    p("cosim-sweep/rel-b-store-marker-99", ["cosim-sweep", "--n", "4", "--workers", "0",
+                                            "--store", "store"], "refused",
+      setup="rel-b-store-marker-99")
+    p("table8/rel-b-store-format-1", t8, "success", setup="rel-b-store-format-1",
+      writes=("store",))
+    p("sweep-report/rel-b-store-format-1", rep, "success", setup="rel-b-store-format-1",
+      creates=("rep3/results.csv",))
+    # A dead scheduler: refused before the store is touched.
+    for cmd, argv in (("table8", ["table8", "--max-n", "4"]),
+                      ("cosim-sweep", ["cosim-sweep", "--n", "4"]),
+                      ("conjecture21", ["conjecture21", "--max-n", "4"])):
+        p(f"{cmd}/rel-b-dead-scheduler-new-store",
+          [*argv, "--scheduler", "tcp://127.0.0.1:1", "--store", "newstore"], "refused",
+          absent=("newstore",))
+    # -- limits before loading (and before the work).
+    p("verilog/rel-b-export-n362", ["verilog", "--n", "362", "--order", "pipelined"],
+      "refused")
+    p("cosim/rel-b-export-n300", ["cosim", "--n", "300", "--order", "identity"], "refused")
+    for cmd in ("verilog", "cosim", "run"):
+        p(f"{cmd}/rel-b-orders-n1200", [cmd, "--order", "orders1200.json"], "refused",
+          setup="rel-b-orders-1200",
+          env={"PIPEGOSSIP_MAX_MEMORY": "128M"} if cmd != "verilog" else None)
+    p("program/rel-b-rounds-200002", ["program", "rounds200002.json", "-o", "r.hex"],
+      "refused", setup="rel-b-rounds-200002", absent=("r.hex",))
+    # -- children on SIGTERM: the main process alone (`kill PID`); no tool may
+    # outlive it in any group (the tag), no build temporary stay behind.
+    p("cosim-sweep/rel-b-sigterm-workers-2", ["cosim-sweep", "--n", "21,25", "--orders",
+                                              "identity", "--workers", "2", "--store", "st"],
+      "sigterm", signal=(signal.SIGTERM, 30.0), heavy=True, timeout=300)
+    p("cosim-sweep/rel-b-sigterm-serial", ["cosim-sweep", "--n", "12", "--orders",
+                                           "identity", "--workers", "0", "--store", "st"],
+      "sigterm", signal=(signal.SIGTERM, 15.0), heavy=True, timeout=300)
+    # -- timing windows: a signal at a known point of the start (the command
+    # waits there for it: PIPEGOSSIP_TEST_HOLD), never after a guessed delay.
+    for point in ("imported", "parsed"):
+        for sig, exp in ((signal.SIGINT, "sigint"), (signal.SIGTERM, "sigterm")):
+            p(f"table8/rel-b-{exp}-held-at-{point}", ["table8", "--max-n", "2048", "--workers",
+                                                      "0", "--store", "st"], exp,
+              signal=(sig, 0.0), env={"PIPEGOSSIP_TEST_HOLD": f"{point}:{{folder}}/held"},
+              absent=("st",))
+    return P
+
+
+#: The quick subset's share of this block: one cheap probe per class.
+_REL_B_QUICK = [
+    "table8/rel-b-store-edited", "sweep-report/rel-b-store-random",
+    "table8/rel-b-store-folder", "sweep-report/rel-b-store-marker-99",
+    "table8/rel-b-dead-scheduler-new-store", "verilog/rel-b-export-n362",
+    "program/rel-b-rounds-200002", "table8/rel-b-sigterm-held-at-parsed",
+]
+
+
 def _mark_quick(probes: list[Probe]) -> None:
     by_id = {p.id: p for p in probes}
-    for k in _QUICK_KINDS + _RELLIMITS_QUICK + _SPELLING_QUICK + _RELA_QUICK:
+    for k in _QUICK_KINDS + _RELLIMITS_QUICK + _SPELLING_QUICK + _RELA_QUICK + _REL_B_QUICK:
         if k in by_id:
             by_id[k].quick = True
 
@@ -1273,7 +1450,7 @@ def _check_unique(probes: list[Probe]) -> None:
 
 def quick_ids() -> list[str]:
     return (list(_QUICK_KINDS) + list(_RELLIMITS_QUICK) + list(_SPELLING_QUICK)
-            + list(_RELA_QUICK))
+            + list(_RELA_QUICK) + list(_REL_B_QUICK))
 
 
 # --------------------------------------------------------------------------
@@ -1394,6 +1571,9 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
             stdin_data = made
     before = _snapshot(folder)
     env = _env(folder / "tmp", base)
+    env.update(probe.env or {})
+    env = {k: v.replace("{folder}", str(folder)) for k, v in env.items()}
+    tag = env[_TAG] = f"{os.getpid()}-{id(probe)}-{time.monotonic_ns()}"
     t0 = time.monotonic()
     problems: list[str] = []
     out_target = {"pipe": subprocess.PIPE, "closed": subprocess.DEVNULL,
@@ -1417,13 +1597,17 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
                             stdout=full if full else out_target, stderr=subprocess.PIPE,
                             preexec_fn=preexec, start_new_session=True)
     hung = False
+    early = False  # finished before its signal was due (a fast machine): judged as a success
     try:
         if probe.signal:
             sig, delay = probe.signal
+            held = env.get("PIPEGOSSIP_TEST_HOLD", "").partition(":")[2]
+            while held and not os.path.exists(held) and proc.poll() is None and \
+                    time.monotonic() - t0 < probe.timeout:  # the event, not a delay
+                time.sleep(0.01)
             try:
-                proc.communicate(stdin_data, timeout=delay)
-                problems.append(f"finished (exit {proc.returncode}) before the signal at "
-                                f"{delay:g} s")
+                stdout, stderr = proc.communicate(stdin_data, timeout=delay)
+                early = True
             except subprocess.TimeoutExpired:
                 if sig == signal.SIGINT:
                     os.killpg(proc.pid, sig)  # Ctrl-C reaches the whole foreground group
@@ -1431,7 +1615,8 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
                     proc.send_signal(sig)  # `kill PID`: the tool must stop its children
                 stdin_data = None
         try:
-            stdout, stderr = proc.communicate(stdin_data, timeout=probe.timeout)
+            if not early:
+                stdout, stderr = proc.communicate(stdin_data, timeout=probe.timeout)
         except subprocess.TimeoutExpired:
             hung = True
             os.killpg(proc.pid, signal.SIGKILL)
@@ -1448,6 +1633,9 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
         while _group_alive(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
         left = _group_alive(proc.pid)
+        # (issue 39, rel-b) and in any other group or session: a tool started
+        # in a process group of its own, orphaned when its parent went.
+        left += [x for x in _tagged_alive(tag) if x not in left]
         if left:
             if not hung:
                 problems.append(f"left {len(left)} process(es) running after it ended: "
@@ -1456,6 +1644,11 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            for entry in _tagged_alive(tag):
+                try:
+                    os.kill(int(entry.split()[0]), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
     seconds = time.monotonic() - t0
     err = stderr.decode("utf-8", "replace") if stderr else ""
     rc = proc.returncode
@@ -1463,7 +1656,9 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
         problems.insert(0, f"hang: no exit within {probe.timeout:g} s")
         outcome = "hang"
     else:
-        want = _EXIT[probe.expect]
+        # A signal probe whose command ended before the signal (a machine faster
+        # than the delay assumed) must have succeeded; any other exit fails it.
+        want = 0 if early else _EXIT[probe.expect]
         outcome = probe.expect if rc == want else "fail"
         if "Traceback" in err:
             problems.append("traceback on stderr")
@@ -1503,6 +1698,9 @@ def run_probe(probe: Probe, base: Path, fx: Path) -> Result:
     for c in probe.creates:
         if not (folder / c).exists():
             problems.append(f"{c} was not written")
+    for a in probe.absent:
+        if os.path.lexists(folder / a):
+            problems.append(f"{a} was created")
     for link in ("link.txt", "link.png"):
         if probe.expect == "success" and link in probe.creates and \
                 not (folder / link).is_symlink():

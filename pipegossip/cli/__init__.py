@@ -23,7 +23,7 @@ import threading
 import traceback
 import warnings
 
-from .. import __version__, _stopped_while_starting
+from .. import __version__, _hold, _stopped_while_starting
 from ..infra.files import OutputError, declare_inputs, guarding_inputs
 from .spellings import (COMMANDS, GROUPS, SCHEDULE_ALGORITHMS, START_HERE, command_path,
                         group_commands, module_of, new_spelling, notice, respell)
@@ -366,6 +366,7 @@ def _run(argv: list[str], where: str, debug: bool) -> int:
         if unknown:
             raise UsageError(unknown)
         args = build_parser(argv).parse_args(argv)
+        _hold("parsed")  # (a test hook: the command's modules are imported, no handler yet)
         _install_handlers()
         _refuse_empty_paths(args)
         with guarding_inputs():
@@ -485,7 +486,7 @@ def _warning_printer(where: str):
 
 def _folder_hint(e: OSError) -> str:
     """Name the variable behind a path under the build or waveform folder."""
-    if not e.filename:
+    if not _is_path(e.filename):
         return ""
     from ..sim.paths import build_root, dumps_root
     path = os.path.abspath(os.fsdecode(e.filename))
@@ -499,8 +500,13 @@ def _folder_hint(e: OSError) -> str:
     return ""
 
 
+def _is_path(name: object) -> bool:
+    # An OSError of os.fdopen names a file descriptor (an int), not a path.
+    return isinstance(name, (str, bytes, os.PathLike)) and bool(os.fspath(name))
+
+
 def _named(e: OSError) -> str:
-    return f" {e.filename!r}" if e.filename else ""
+    return f" {os.fsdecode(e.filename)!r}" if _is_path(e.filename) else ""
 
 
 def _stdout_closed() -> bool:

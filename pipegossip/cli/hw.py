@@ -241,6 +241,8 @@ def cmd_verilog(args: argparse.Namespace) -> int:
     missing = missing_config(args)
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)}")
+    from ..infra.budgets import check_export_time
+    args.size_check = lambda args, n: check_export_time(n)  # before an order file is parsed
     config = config_from_args(args)
     name = _module_name(args, "fsm")
     text = verilog_text(config, width=args.width, name=name)

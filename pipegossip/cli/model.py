@@ -138,7 +138,21 @@ def _run_with_table(config: RunConfig, progress=None) -> RunResult:
     return simulate(config, table=True)
 
 
+def _table_of_n(args: argparse.Namespace, n: int) -> None:
+    """The run-table's budget from N alone (before an order file is parsed)."""
+    from ..model.closed_forms import physical_limit
+    if args.no_table:
+        return
+    try:
+        least = physical_limit(n, max(1, args.sessions or 1), args.channels)
+    except (ValueError, ZeroDivisionError):  # a bad N or --channels: the configuration says so
+        return
+    check_budget("table-cells", n * least, f"the run-table of N={n:,} (L at least {least:,})",
+                 "or pass --no-table for metrics only")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    args.size_check = _table_of_n
     config = config_from_args(args)
     want_table = not args.no_table
     progress = None if args.quiet else stderr_progress(f"run {config.slug}")

@@ -377,6 +377,8 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"the following arguments are required: {', '.join(missing)} "
                          "(or --schedule FILE.json)")
+    from ..infra.budgets import check_export_time
+    args.size_check = lambda args, n: check_export_time(n)  # before any Verilog is generated
     config = config_from_args(args)
     waves = waves_requested(args.waves)
     mode = "trace" if waves else args.mode

@@ -2,7 +2,10 @@
 
 Every command that would simulate, tabulate or allocate something whose size
 grows with the configuration asks :func:`check_budget` first, with an
-estimate of the work. Over budget, the command is refused at once with one
+estimate of the work, before it loads its input: an order file's N is
+counted from its brackets (``cli.options.orders_in_file``), a schedule's rounds
+from a scan of its text (``cli.program.rounds_in_file``), before either is
+parsed. Over budget, the command is refused at once with one
 line that states the estimate, the budget and how to raise it, instead of
 running out of memory or time half-way.
 
@@ -34,7 +37,8 @@ name                      default      what it bounds
                                        fabric's generation (:func:`export_bytes`)
 ``seconds``               600          seconds of work on an idle machine, for
                                        tables whose rows grow with N
-                                       (:func:`check_seconds`)
+                                       (:func:`check_seconds`) and generating
+                                       the FSM fabric (:func:`export_seconds`)
 ========================  ===========  ==========================================
 
 ``PIPEGOSSIP_MAX_MEMORY`` takes a number of bytes with an optional ``K``,
@@ -52,7 +56,8 @@ from ..model.errors import ConfigError
 
 __all__ = ["Budget", "BUDGETS", "BudgetError", "budget_limit", "check_budget", "model_bytes",
            "check_model_memory", "check_fabric", "schedule_bytes", "check_schedule_memory",
-           "gossip_items", "check_seconds", "verilator_bytes", "export_bytes", "MAX_GOSSIP_NODES",
+           "gossip_items", "check_seconds", "verilator_bytes", "export_bytes", "export_seconds",
+           "check_export_time", "MAX_GOSSIP_NODES",
            "MAX_STREAMED_GOSSIP_NODES"]
 
 #: Gossip keeps an n x n knowledge matrix and its schedule n(n-1) item ids (int64);
@@ -179,6 +184,23 @@ def export_bytes(n: int) -> int:
     48 GiB and refused on a machine with less than 96 GiB of RAM.
     """
     return (100 << 20) + (48 << 10) * max(n, 0) ** 2
+
+
+def export_seconds(n: int) -> float:
+    """Estimated seconds of generating the FSM fabric's Verilog (before any build).
+
+    About a minute at N = 64 (:func:`export_bytes`): 15 ms per (sender,
+    receiver) pair on an idle machine, as the netlist grows with the pairs.
+    N = 362 (the largest the ``fabric-bits`` budget allows at width 8) comes
+    to about 33 minutes: over the ``seconds`` budget, so it is refused at
+    once instead of running silently for half an hour at 6 GB (issue 39).
+    """
+    return 0.015 * max(n, 0) ** 2
+
+
+def check_export_time(n: int) -> None:
+    """Refuse generating the FSM fabric when it would exceed the ``seconds`` budget."""
+    check_seconds(export_seconds(n), f"generating the fabric for N={n:,}")
 
 
 def gossip_items(n: int) -> int:

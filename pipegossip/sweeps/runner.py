@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
-import importlib
 import json
 import logging
 import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,6 +38,8 @@ from typing import TextIO
 from ..infra.files import atomic_write
 from ..model.errors import ConfigError
 from ..cli.options import checked_number
+from .child import (REGISTRY_ENV, JobError, JobTimeout, in_child, resolve as _resolve,
+                    stop_registered)
 from .store import (DEFAULT_STORE, ResultStore, canonical_json, code_digest, job_key,
                           tool_versions)
 
@@ -52,14 +51,6 @@ _ADDRESS = re.compile(r"^(?:(?:tcp|tls|ws|wss|ucx|inproc)://)?"
                       r"(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+):\d{1,5}$")
 _TABLE_EVERY_S = 1.0  # rewrite the streamed table at most this often (it is rewritten whole)
 _POLL_S = 0.25  # how often the client looks for finished jobs
-
-
-class JobTimeout(Exception):
-    """A job ran longer than ``--timeout``; its process was killed."""
-
-
-class JobError(Exception):
-    """A job failed in its own process; the message is that process's last error line."""
 
 
 _workers = checked_number(int, "an integer", lambda v: v >= 0,
@@ -161,12 +152,15 @@ class Job:
     config: dict
     tools: tuple[str, ...] = ()
     label: str = ""
+    #: The job starts tools (a Verilator build): it runs in a process group of its own.
+    isolated: bool = False
 
     @classmethod
     def of(cls, func: Callable[[dict], dict], config: dict, tools: Sequence[str] = (),
-           label: str = "") -> Job:
+           label: str = "", isolated: bool = False) -> Job:
         """A job of a module-level function (named by its module and qualified name)."""
-        return cls(f"{func.__module__}.{func.__qualname__}", config, tuple(tools), label)
+        return cls(f"{func.__module__}.{func.__qualname__}", config, tuple(tools), label,
+                   isolated)
 
 
 @dataclass
@@ -207,21 +201,15 @@ class SweepRun:
         return [o for o in self.outcomes if o.status == "failed"]
 
 
-def _resolve(name: str) -> Callable[[dict], dict]:
-    module, _, qualname = name.rpartition(".")
-    target = importlib.import_module(module)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    return target
-
-
-def execute_job(func: str, config: dict, timeout: float | None = None) -> str:
+def execute_job(func: str, config: dict, timeout: float | None = None,
+                isolated: bool = False) -> str:
     """Run one job where it lands (a Dask worker, or this process); return its JSON.
 
     The result travels as JSON text so that what is stored is exactly what a
-    job returned. With a ``timeout`` the job runs in a child process, the
-    only thing that can be stopped (and a crash there cannot take the
-    worker down).
+    job returned. With a ``timeout``, or ``isolated`` (a job that starts
+    tools), the job runs in a child process group of its own
+    (:mod:`.child`), the only thing that can be stopped with its tools
+    and temporaries (and a crash there cannot take the worker down).
 
     Raises
     ------
@@ -229,73 +217,15 @@ def execute_job(func: str, config: dict, timeout: float | None = None) -> str:
         The job ran longer than ``timeout`` seconds.
     """
     start = time.monotonic()
-    if timeout is None:
+    if timeout is None and not isolated:
         result = _resolve(func)(config)
         text = canonical_json(result)
     else:
-        text = _in_child(func, config, timeout)
+        text = in_child(func, config, timeout)
         result = json.loads(text)
     if not isinstance(result, dict):
         raise TypeError(f"job {func} returned {type(result).__name__}, not a JSON object")
     return canonical_json({"result": result, "seconds": round(time.monotonic() - start, 3)})
-
-
-def _in_child(func: str, config: dict, timeout: float) -> str:
-    # The child gets this process's import path, so any job function this
-    # worker can import, the child can.
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    code = "from pipegossip.sweeps.runner import _child_main; _child_main()"
-    # A session of its own: the job's whole process group (with any tool it
-    # started, e.g. nextpnr) can be killed at once.
-    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=env, start_new_session=True)
-    try:
-        out, err = child.communicate(canonical_json([func, config]), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(child)
-        raise JobTimeout(f"no result after {timeout:g} s (--timeout)") from None
-    except BaseException:  # interrupted: the job must not compute on for nobody
-        _kill_group(child)
-        raise
-    if child.returncode != 0:
-        lines = err.strip().splitlines()
-        raise JobError(lines[-1] if lines else f"job process exited with {child.returncode}")
-    return out
-
-
-def _kill_group(child: subprocess.Popen) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:  # already gone, with its group
-        pass
-    child.communicate()
-
-
-def _child_main() -> None:
-    """Entry of the child process of :func:`_in_child`: job on stdin, result on stdout."""
-    _die_with_parent()
-    func, config = json.loads(sys.stdin.read())
-    try:
-        text = canonical_json(_resolve(func)(config))
-    except Exception as e:  # noqa: BLE001 - becomes the job's one-line error
-        print(f"{type(e).__name__}: {' '.join(str(e).split())}", file=sys.stderr)
-        raise SystemExit(1) from None
-    sys.stdout.write(text)
-
-
-def _die_with_parent() -> None:
-    # Linux: a worker killed or closed mid-job (Ctrl-C, cluster shutdown) takes
-    # its job's process group along (the job and any tool it started) instead
-    # of leaving it computing for nobody. SIGTERM, so that the handler can
-    # reach the group; the job runs in this main thread, so it gets there.
-    signal.signal(signal.SIGTERM, lambda signum, frame: os.killpg(0, signal.SIGKILL))
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent was gone before prctl took effect
-        raise SystemExit(1)
 
 
 class _Progress:
@@ -384,6 +314,28 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
         After the cluster is closed and everything received is stored.
     """
     start = time.monotonic()
+    # A cluster named by --scheduler is reached before the store is touched:
+    # a wrong address creates nothing (issue 39).
+    remote = _connect(options.scheduler) if options.scheduler is not None else None
+    try:
+        return _sweep(sweep, jobs, options, progress, remote, start)
+    finally:
+        if remote is not None:
+            remote.close()
+
+
+def _connect(address: str):
+    """A Dask client of the scheduler at ``address``; ConfigError if none answers."""
+    from dask.distributed import Client
+
+    try:
+        return Client(address, timeout=10)
+    except (OSError, TimeoutError) as e:
+        raise ConfigError(f"no Dask scheduler at {address}: {_one_line(e)}") from None
+
+
+def _sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions, progress: TextIO | bool,
+           remote, start: float) -> SweepRun:
     store = ResultStore(options.store)
     table = _Table(store.sweep_dir(sweep) / "table.jsonl")
     stream = sys.stderr if progress is True else progress or None
@@ -394,12 +346,20 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
     outcomes: list[Outcome] = []
     pending: list[Outcome] = []
     keys: set[str] = set()
+    unverified = 0
     for job in jobs:
         key = job_key(job.func, job.config, versions[job.tools], codes[job.func])
         if key in keys:
             raise ValueError(f"sweep {sweep!r} lists job {job.func} {job.config} twice")
         keys.add(key)
-        record = store.get(key) if options.cache else None
+        record = None
+        if options.cache:
+            found = store.lookup(key)
+            record = found.record
+            if found.state == "damaged":
+                _warn(f"sweep store object {str(found.path)!r} is damaged ({found.why}): "
+                      f"computing {job.label or job.func} again")
+            unverified += found.state == "unverified"
         if record is not None:
             outcome = Outcome(job, key, "cached", record["result"], seconds=record.get("seconds"))
             table.add(outcome)
@@ -408,6 +368,10 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
             outcome = Outcome(job, key, "pending")
             pending.append(outcome)
         outcomes.append(outcome)
+
+    if unverified:
+        _warn(f"{unverified} record(s) of store {str(options.store)!r} were written by an older "
+              "pipegossip without a checksum: computing them again")
 
     def finish(outcome: Outcome, text: str | None, error: BaseException | None) -> None:
         if error is None:
@@ -432,13 +396,14 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
                 bar.draw()
             for outcome in pending:
                 try:
-                    text = execute_job(outcome.job.func, outcome.job.config, options.timeout)
+                    text = execute_job(outcome.job.func, outcome.job.config, options.timeout,
+                                       outcome.job.isolated)
                 except Exception as e:  # noqa: BLE001 - a failed job is recorded, not fatal
                     finish(outcome, None, e)
                 else:
                     finish(outcome, text, None)
         elif pending:
-            _run_dask(pending, options, finish, bar.draw)
+            _run_dask(pending, options, finish, bar.draw, remote)
     except ConfigError:
         refused = True
         raise
@@ -447,6 +412,10 @@ def run_sweep(sweep: str, jobs: Sequence[Job], options: SweepOptions,
         if not refused:
             bar.draw(final=True)
     return SweepRun(sweep, outcomes, time.monotonic() - start, store)
+
+
+def _warn(message: str) -> None:
+    print(f"pipegossip: warning: {message}", file=sys.stderr, flush=True)
 
 
 def _one_line(error: BaseException) -> str:
@@ -458,30 +427,29 @@ def _one_line(error: BaseException) -> str:
 
 def _run_dask(pending: list[Outcome], options: SweepOptions,
               finish: Callable[[Outcome, str | None, BaseException | None], None],
-              heartbeat: Callable[[], None]) -> None:
+              heartbeat: Callable[[], None], remote=None) -> None:
     import dask
     from dask.distributed import Client, LocalCluster, as_completed
 
     cluster = None
-    scratch = None
+    scratch = registry = None
     try:
         if options.scheduler is None:
             workers = options.workers or len(os.sched_getaffinity(0))
             # The scheduler's and workers' scratch folder is ours and goes with
             # the cluster (Dask's default, TMPDIR/dask-scratch-space, outlives it).
             scratch = tempfile.mkdtemp(prefix="pipegossip-dask-")
+            registry = os.path.join(scratch, "jobs")  # the job children (sweeps/child.py)
+            os.mkdir(registry)
             # Dashboard on a free port: several sweeps on one machine would fight over 8787.
             with _quiet_cluster_start(), dask.config.set({"temporary-directory": scratch}):
                 cluster = LocalCluster(n_workers=min(workers, len(pending)),
                                        threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=logging.CRITICAL)
+                                       dashboard_address=":0", silence_logs=logging.CRITICAL,
+                                       env={REGISTRY_ENV: registry})
             client = Client(cluster)
         else:
-            try:
-                client = Client(options.scheduler, timeout=10)
-            except (OSError, TimeoutError) as e:
-                raise ConfigError(f"no Dask scheduler at {options.scheduler}: "
-                                  f"{_one_line(e)}") from None
+            client = remote  # connected by run_sweep, closed there
         futures = {}
         heartbeat()  # the first progress line, once there is a cluster to run on
         with client:
@@ -490,7 +458,8 @@ def _run_dask(pending: list[Outcome], options: SweepOptions,
                     # The store key names the task, so identical jobs share one.
                     name = f"{outcome.job.func.rpartition('.')[2]}-{outcome.key}"
                     futures[client.submit(execute_job, outcome.job.func, outcome.job.config,
-                                          options.timeout, key=name, pure=False)] = outcome
+                                          options.timeout, outcome.job.isolated, key=name,
+                                          pure=False)] = outcome
                 arrivals = as_completed(futures)
                 while futures:
                     batch = arrivals.next_batch(block=False)
@@ -507,8 +476,15 @@ def _run_dask(pending: list[Outcome], options: SweepOptions,
                 if futures:  # interrupted: stop the work nobody will collect
                     client.cancel(list(futures))
     finally:
+        # Jobs still running with their tools (stopped: the command is being
+        # stopped) clean up while the cluster closes; the command waits for
+        # each before it goes, so no tool and no temporary outlives it.
+        if registry is not None:
+            stop_registered(Path(registry), wait=False)
         if cluster is not None:
             cluster.close()
+        if registry is not None:
+            stop_registered(Path(registry), wait=True)
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
 

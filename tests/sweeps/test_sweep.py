@@ -119,8 +119,11 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path, capsys):
     proc = subprocess.Popen([sys.executable, "-m", "pipegossip", *args, "--workers", "2",
                              "--timeout", "120"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not list(store.glob("objects/*/*.json")) and time.monotonic() < deadline:
+    # The event: the first result stored (the bound only stops a hang; it used to be
+    # 60 s, after which the signal went out anyway and a loaded machine failed).
+    deadline = time.monotonic() + 900
+    while not list(store.glob("objects/*/*.json")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -154,12 +157,14 @@ def test_conjecture21_text_and_sweep_report(tmp_path, capsys):
     assert "conjecture21: 10 completed, 0 failed, 0 cached, 0 remaining" in out.err
     assert (store / "conjecture21" / "efficiency.png").stat().st_size > 10_000
     # An FPGA-like job's results (fpga-sweep's row keys) get their own figures.
+    keys = {}
     for n, used, fmax in ((4, 281, 71.8), (8, 923, 53.2)):
-        ResultStore(store).put(f"{n:064x}", {
-            "key": f"{n:064x}", "job": "fpga.point", "config": {"n": n},
+        keys[n] = key = job_key("fpga.point", {"n": n}, {}, "")
+        ResultStore(store).put(key, {
+            "key": key, "job": "fpga.point", "config": {"n": n}, "versions": {}, "code": "",
             "result": {"device": "ice40-up5k", "n": n, "used": used, "fmax_mhz": fmax,
                        "_artefacts": {"report.txt": f"N={n}\n"}}})
-    assert ResultStore(store).artefact(f"{4:064x}", "report.txt").read_text() == "N=4\n"
+    assert ResultStore(store).artefact(keys[4], "report.txt").read_text() == "N=4\n"
     assert main(["sweep-report", str(store), "-o", str(tmp_path / "report")]) == 0
     csv_lines = (tmp_path / "report" / "results.csv").read_text().splitlines()
     assert len(csv_lines) == 13 and "efficiency" in csv_lines[0].split(",")

@@ -93,7 +93,8 @@ def test_a_code_change_recomputes_the_cached_row_and_an_unchanged_tree_reuses_it
     edited = run_sweep("t", jobs, options, progress=False)
     assert edited.counts == {"done": 2, "cached": 0, "failed": 0}
     assert [o.result for o in edited.outcomes] == [o.result for o in first.outcomes]
-    records = [json.loads(p.read_text()) for p in (tmp_path / "store").glob("objects/*/*.json")]
+    records = [json.loads(p.read_text())["record"]
+               for p in (tmp_path / "store").glob("objects/*/*.json")]
     assert len(records) == 4 and len({r["code"] for r in records}) == 2
 
     # A module the model points never import (an FPGA command's), edited: still cached.

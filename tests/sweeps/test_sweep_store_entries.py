@@ -56,30 +56,42 @@ def test_tampered_record_and_table_are_skipped(store, tmp_path, how):
     _tamper(records[0], how)
     _tamper(root / "table8" / "table.jsonl", how)
 
+    # sweep-report refuses the store, naming the record (issue 39: a report is made
+    # only of objects it could verify), without waiting on it or reading it whole.
     report = _run("sweep-report", str(root), "-o", str(tmp_path / "rep"), timeout=60)
-    assert report.returncode == 0, report.stderr
-    assert "Traceback" not in report.stderr
-    skipped = [line for line in report.stderr.splitlines() if "skipped sweep store entry" in line]
-    assert len(skipped) == 2, report.stderr
-    assert str(records[0]) in report.stderr
-    assert "2 result(s)" in report.stderr  # the two intact records
+    assert report.returncode == 2, report.stderr
+    assert "Traceback" not in report.stderr and len(report.stderr.splitlines()) == 1
+    assert f"sweep store object {str(records[0])!r} is damaged" in report.stderr
+    assert not (tmp_path / "rep").exists()
 
-    # table8 skips the tampered record, recomputes that job and stores a real file again.
+    # table8 says so, recomputes that job and stores a real file again.
     again = _run("table8", "--max-n", "8", "--workers", "0", "--store", str(root), timeout=60)
     assert again.returncode == 0, again.stderr
     assert "Traceback" not in again.stderr
-    assert "skipped sweep store entry" in again.stderr
+    assert f"sweep store object {str(records[0])!r} is damaged" in again.stderr
     assert records[0].is_file() and not records[0].is_symlink()
     assert records[0].stat().st_size < 10_000
     assert (root / "table8" / "table.jsonl").is_file()
     assert len(ResultStore(root, create=False).tables()["table8"]) == 3
 
+    # The table alone tampered: skipped by sweep-report with one warning line.
+    _tamper(root / "table8" / "table.jsonl", how)
+    report = _run("sweep-report", str(root), "-o", str(tmp_path / "rep"), timeout=60)
+    assert report.returncode == 0, report.stderr
+    skipped = [line for line in report.stderr.splitlines() if "skipped sweep store entry" in line]
+    assert len(skipped) == 1 and "table.jsonl" in skipped[0], report.stderr
+    assert "3 result(s)" in report.stderr
+
 
 def test_a_damaged_record_is_a_missing_one(tmp_path):
+    from pipegossip.sweeps.store import job_key
     store = ResultStore(tmp_path / "s")
-    store.put("ab" * 32, {"result": {"N": 2}})
-    assert store.get("ab" * 32) == {"result": {"N": 2}}
-    path = tmp_path / "s" / "objects" / "ab" / f"{'ab' * 32}.json"
+    key = job_key("m.f", {"n": 2}, {}, "")
+    record = {"key": key, "job": "m.f", "config": {"n": 2}, "versions": {}, "code": "",
+              "result": {"N": 2}}
+    store.put(key, record)
+    assert store.get(key) == record
+    path = tmp_path / "s" / "objects" / key[:2] / f"{key}.json"
     for text in ('{"result": 5}', "[1, 2]", "[" * 100_000):
         path.write_text(text)
-        assert store.get("ab" * 32) is None
+        assert store.get(key) is None and store.lookup(key).state == "damaged"
