@@ -654,6 +654,7 @@ def catalogue() -> list[Probe]:
     probes += _old_spelling_probes()
     probes += _rela_probes()  # rel-a, issue 39
     probes += _rel_b_probes()  # rel-b, issue 39
+    probes += _regmap_probes()  # issue 41: hw regmap
     _mark_quick(probes)
     _check_unique(probes)
     return probes
@@ -1432,6 +1433,23 @@ _REL_B_QUICK = [
     "table8/rel-b-dead-scheduler-new-store", "verilog/rel-b-export-n362",
     "program/rel-b-rounds-200002", "table8/rel-b-sigterm-held-at-parsed",
 ]
+
+
+def _regmap_probes() -> list[Probe]:
+    """``hw regmap`` (issue 41): bad choices and outputs refused, both formats written."""
+    base = ["hw", "regmap"]
+    cases = [
+        ("unknown-option", [*base, "--bogus-option"], "refused", {}),
+        ("bad-format", [*base, "--format", "verilog"], "refused", {}),
+        ("bad-prefix", [*base, "--format", "c", "--prefix", "not an identifier"], "refused", {}),
+        ("onto-a-folder", [*base, "-o", "foreign"], "refused", {}),
+        ("under-a-file", [*base, "-o", "afile/sub"], "refused", {}),
+        ("markdown", [*base, "-o", "regs.md"], "success", {"creates": ("regs.md",)}),
+        ("c-header", [*base, "--format", "c", "-o", "regs.h"], "success",
+         {"creates": ("regs.h",)}),
+    ]
+    return [Probe(id=f"regmap/{case}", command="hw regmap", argv=argv, expect=expect,
+                  timeout=60, **kw) for case, argv, expect, kw in cases]
 
 
 def _mark_quick(probes: list[Probe]) -> None:

@@ -354,6 +354,15 @@ NETWORK_BUSY = {
         "gossip": ["all-port", "--topology", "hypercube", "--k", "4"],
         "polling": ["polling-hypercube", "--k", "4"],
         "allreduce": ["allreduce", "--topology", "hypercube", "--k", "4"]},
+    # the reg node keeps the wire node's cycles (docs/network-fabric.md): the same programs
+    "network-hypercube4-reg-ecp5-25k": {
+        "gossip": ["all-port", "--topology", "hypercube", "--k", "4"],
+        "polling": ["polling-hypercube", "--k", "4"],
+        "allreduce": ["allreduce", "--topology", "hypercube", "--k", "4"]},
+    "network-hypercube3-reg-lean-ice40": {
+        "gossip": ["all-port", "--topology", "hypercube", "--k", "3"],
+        "polling": ["polling-hypercube", "--k", "3"],
+        "allreduce": ["allreduce", "--topology", "hypercube", "--k", "3"]},
     "network-torus8x8-ecp5-85k": {
         "gossip": ["all-port", "--topology", "torus", "--a", "8", "--b", "8"],
         "allreduce": ["allreduce", "--topology", "torus", "--a", "8", "--b", "8"],
