@@ -43,20 +43,26 @@ def _guard_start() -> None:
         _signal.signal(_signal.SIGTERM, _stopped_while_starting)
 
 
-def _hold(point: str) -> None:
-    """Test hook: wait at ``point`` of the start while ``PIPEGOSSIP_TEST_HOLD`` names it.
+def _hold(point: str, wait: bool = True) -> None:
+    """Test hook: wait at ``point`` while ``PIPEGOSSIP_TEST_HOLD`` names it.
 
-    ``PIPEGOSSIP_TEST_HOLD=POINT:FILE`` creates FILE on reaching POINT, then
-    waits (up to a minute) for a signal: a test can signal the command at a
-    known point of its start instead of after a guessed delay, which a fast
-    machine has passed already and a slow one not reached.
+    ``PIPEGOSSIP_TEST_HOLD=POINT:FILE`` creates FILE (holding the process id)
+    on reaching POINT, then waits (up to a minute) for a signal: a test can
+    signal the command at a known point instead of after a guessed delay,
+    which a fast machine has passed already and a slow one not reached. With
+    ``wait=False`` the point is only marked (the work goes on): for a point
+    inside work that must really be running when the signal comes, such as a
+    solver in C. The points are listed in docs/reference.md.
     """
     want, _, flag = _os.environ.get("PIPEGOSSIP_TEST_HOLD", "").partition(":")
     if want != point or not flag:
         return
     import time
-    with open(flag, "w") as f:
+    with open(flag + ".tmp", "w") as f:  # complete when it appears: a test reads the pid
         f.write(f"{_os.getpid()}\n")
+    _os.replace(flag + ".tmp", flag)
+    if not wait:
+        return
     began = time.monotonic()
     while time.monotonic() - began < 60:
         time.sleep(0.01)

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 
+from .. import _hold
 from ..cli import EXIT_TERMINATED
 
 __all__ = ["TimeLimitReached", "run_bounded", "seconds_since_start", "time_limited"]
@@ -87,6 +88,7 @@ def _child(conn, fn: Callable, args: tuple, kwargs: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     threading.Thread(target=_orphan_watch, args=(os.getppid(),), daemon=True).start()
+    _hold("solver", wait=False)  # (a test hook: the work has started in this child)
     try:
         result = fn(*args, progress=lambda *item: conn.send(("progress", item)), **kwargs)
         conn.send(("done", result))
