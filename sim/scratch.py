@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["STALE_SECONDS", "scratch", "make_scratch", "remove", "sweep", "deferred_signals",
-           "owner_pid"]
+           "owner_pid", "run_folder"]
 
 #: A temporary nothing has written to for this long is abandoned, whoever owns it.
 STALE_SECONDS = 3600
@@ -227,3 +227,23 @@ def sweep(parent: Path, max_age: float = STALE_SECONDS, *, legacy: bool = False)
             remove(entry)
             removed.append(entry)
     return removed
+
+
+@contextlib.contextmanager
+def run_folder(build: Path, files: dict[str, str] | None = None) -> Iterator[Path]:
+    """A private folder for one simulation of the build in ``build``, holding ``files``.
+
+    Every simulator run of a build (a cocotb testbench, a C++ driver) works in
+    ``build/runs/.run...`` (:func:`scratch`: gone when the run is), after what
+    killed runs left there is swept; ``files`` (name -> text, the job's ROM
+    images) are written into it first.
+    """
+    from ..infra.files import atomic_write
+
+    runs = Path(build) / "runs"
+    runs.mkdir(exist_ok=True)
+    sweep(runs)
+    with scratch(runs, "run") as work:
+        for name, text in (files or {}).items():
+            atomic_write(work / name, text)
+        yield work

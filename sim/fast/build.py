@@ -32,7 +32,7 @@ from ..tools import verilator_runtime
 from ..paths import build_root
 from ..fsm.runner import (TOP, Build, CosimError, Progress, _cached_build, _check_build_options,
                              _tail, _use_verilator, fabric_verilog)
-from ..scratch import scratch, sweep
+from ..scratch import run_folder
 from ..tools.simulators import (DEFAULT_RECIPE, Recipe, build_icarus, build_verilator, table_vlt,
                                 run_simulator)
 
@@ -108,13 +108,9 @@ def simulate_text(b: Build, top: str, test_module: str, job: dict,
     CosimError
         The simulator failed or the testbench left no result.
     """
-    runs_dir = b.directory / "runs"
-    runs_dir.mkdir(exist_ok=True)
-    sweep(runs_dir)
-    with scratch(runs_dir, "run") as work:
+    with run_folder(b.directory, files) as work:
+        runs_dir = work.parent
         result = work / "result.json"
-        for fname, text in files.items():
-            (work / fname).write_text(text, encoding="utf-8")
         (work / "job.json").write_text(json.dumps(dict(job, result_path=str(result))),
                                        encoding="utf-8")
         if b.simulator == "verilator":

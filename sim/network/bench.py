@@ -4,7 +4,7 @@
 trace mode (the cocotb testbench drives every load write and read-back and
 samples every port every cycle) and ``fast_runs`` times in the fast mode
 (:mod:`.fast`: the hardware loads, checks and reads back, a C++ loop of
-ours drives it, :mod:`.native`), on one build per topology and mode (the
+ours drives it, :mod:`~pipegossip.sim.fast.native`), on one build per topology and mode (the
 co-simulation's own builds, reused from the cache), and reports the clock
 cycles simulated per second, in the testbench (each run's own wall time,
 from ``go`` (trace: its first load write) to its last read-back) and end to
@@ -45,7 +45,7 @@ from ..schedule.cosim import Progress
 from .cosim import build_network_fabric, run_network_build
 from .fast import (build_bare, build_network_fast, build_network_native, fast_record,
                    judge_fast, rom_depths, rom_rows, run_fast_build, run_fast_native, span_of)
-from .native import run_bare
+from ..fast.native import run_bare
 from .run import network_job
 
 __all__ = ["NetworkBenchRow", "bench_network", "MODES", "load_average"]

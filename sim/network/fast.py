@@ -46,7 +46,8 @@ from ..judge.network import completion_needs, expected_lanes
 from ..judge.verdict import KINDS, Mismatch, Verdict
 from ..schedule.cosim import TAIL, Progress, ScheduleBuild, build_program_fabric, run_in_build
 from ..tools.simulators import Recipe
-from .native import NativeBuild, bare_cpp, build_native, driver_cpp, run_driver
+from ..fast.native import (NativeBuild, bare_cpp, build_native, driver_cpp, rom_depths,
+                           rom_hex, run_driver)
 from .run import NetworkRun, network_job
 
 __all__ = ["span_of", "rom_rows", "run_fast_amaranth", "build_network_fast", "run_fast_build",
@@ -129,11 +130,6 @@ def rom_rows(programs: Sequence[NetworkProgram], jobs: Sequence[dict], size: Net
     return roms, params
 
 
-def rom_depths(roms: dict[str, list[int]]) -> dict[str, int]:
-    """Each ROM's rows, a power of two of at least 1024 (so most job sets share a build)."""
-    return {k: max(1024, 1 << max(len(v) - 1, 0).bit_length()) for k, v in roms.items()}
-
-
 def run_fast_amaranth(programs: Sequence[NetworkProgram], jobs: Sequence[dict],
                       size: NetworkSize) -> list[dict]:
     """Run ``jobs`` on the fast top in Amaranth's simulator; one summary dict each."""
@@ -212,7 +208,7 @@ def _fast_text(program: NetworkProgram, size: NetworkSize, depths: dict[str, int
 def build_network_native(program: NetworkProgram, size: NetworkSize, depths: dict[str, int], *,
                          root: Path | None = None, progress: Progress | None = None
                          ) -> NativeBuild:
-    """Build (or reuse) the fast top with the C++ driver (:mod:`.native`), no cocotb.
+    """Build (or reuse) the fast top with the C++ driver (:mod:`..fast.native`), no cocotb.
 
     The same fast top as :func:`build_network_fast` (the trace mode's fabric text
     byte for byte inside); the driver comes from :data:`INPUTS` and :data:`SUMMARY`.
@@ -242,22 +238,17 @@ def run_fast_native(b: NativeBuild, programs: Sequence[NetworkProgram], jobs: Se
     roms, params = rom_rows(programs, jobs, b.size)
     lay = FastLayout(b.size)
     rows = [[run[k] for k in INPUTS] + [run["cycles"]] for run in params]
-    out, _, _ = run_driver(b, rows, SUMMARY, {fname: _hex(roms[rom], lay.width(rom))
+    out, _, _ = run_driver(b, rows, SUMMARY, {fname: rom_hex(roms[rom], lay.width(rom))
                                               for rom, fname in ROM_FILES.items()})
     return out
 
 
 def build_bare(program: NetworkProgram, size: NetworkSize, *, root: Path | None = None,
                progress: Progress | None = None) -> NativeBuild:
-    """Build (or reuse) the bare loop (:mod:`.native`) of the fabric ``program`` runs on."""
+    """Build (or reuse) the bare loop (:mod:`~pipegossip.sim.fast.native`) of the fabric ``program`` runs on."""
     return build_native(size_verilog_text(program.topology, size, program.op), TOP_FABRIC,
                         bare_cpp(TOP_FABRIC), _slug("netbare", program, size), root=root,
                         progress=progress)
-
-
-def _hex(rows: list[int], width: int) -> str:
-    digits = (width + 3) // 4
-    return "".join(f"{r:0{digits}x}\n" for r in rows)
 
 
 def run_fast_build(b: ScheduleBuild, programs: Sequence[NetworkProgram], jobs: Sequence[dict]
@@ -273,7 +264,7 @@ def run_fast_build(b: ScheduleBuild, programs: Sequence[NetworkProgram], jobs: S
     lay = FastLayout(b.size)
     out = run_in_build(b, NET_FAST_TOP, "pipegossip.sim.fast.network_testbench", JOB_ENV,
                        dict(runs=params),
-                       {fname: _hex(roms[rom], lay.width(rom)) for rom, fname in ROM_FILES.items()})
+                       {fname: rom_hex(roms[rom], lay.width(rom)) for rom, fname in ROM_FILES.items()})
     if len(out) != len(jobs):
         raise CosimError(f"the fast testbench reported {len(out)} runs of {len(jobs)}")
     return out

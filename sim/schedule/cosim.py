@@ -40,8 +40,8 @@ from ..tools import verilator_runtime
 from ..paths import build_root
 from ..record import (SCHEDULE_LANE_FIELDS, SCHEDULE_SCALAR_FIELDS, RunSpec, ScheduleRun,
                       schedule_record_field)
-from ..fsm.runner import CosimError
-from ..scratch import scratch, sweep
+from ..fsm.runner import CosimError, _cached_build
+from ..scratch import run_folder
 from ..tools.simulators import DEFAULT_RECIPE, Recipe, build_verilator, run_simulator, table_vlt
 from ..tools.toolchain import ToolchainError, use_verilator
 from ..judge.verdict import Verdict
@@ -352,37 +352,25 @@ def build_program_fabric(size, verilog: str, ports, slug: str, fabric: str, top:
     root = build_root() if root is None else Path(root)
     key = program_build_key(verilog, ports, fabric, top, recipe, trace)
     directory = root / (f"{slug}-{key}" if trace is None else f"{slug}-{trace}-{key}")
-    sweep(root, legacy=True)
-    if build_cache.is_valid(directory, key):
-        say(f"reusing build {directory}")
-        return ScheduleBuild(size, directory, True, 0.0)
-    root.mkdir(parents=True, exist_ok=True)
-    with build_cache.entry_lock(root, directory.name,
-                                on_wait=lambda: say(f"waiting for another build of {directory}")):
-        if build_cache.is_valid(directory, key):
-            return ScheduleBuild(size, directory, True, 0.0)
-        with scratch(root, directory.name) as tmp:
-            t0 = time.monotonic()
-            say(f"building the {fabric} fabric {slug} with Verilator in {directory} ...")
-            try:
-                use_verilator()
-                runtime = verilator_runtime.cached(trace)
-                control = table_vlt(top, ports)
-                sources = [atomic_write(tmp / "ports.vlt", control) if recipe.public == "ports"
-                           else None, atomic_write(tmp / f"{top}.v", verilog)]
-                build_verilator(top=top, sources=[s for s in sources if s], build_dir=tmp,
-                                log=tmp / "build.log", trace=trace, recipe=recipe,
-                                runtime=runtime)
-                if runtime is None:
-                    verilator_runtime.store(tmp, trace)
-            except (ToolchainError, RuntimeError, SystemExit, OSError) as e:
-                raise CosimError(f"Verilator build of {slug} failed ({e})") from None
-            seconds = time.monotonic() - t0
-            build_cache.stamp(tmp, key, dict(size=asdict(size), seconds=round(seconds, 3),
-                                             versions=build_cache.versions()))
-            build_cache.publish(tmp, directory)
-    say(f"built in {seconds:.1f}s")
-    return ScheduleBuild(size, directory, False, seconds)
+
+    def compile_into(tmp: Path) -> dict:
+        say(f"building the {fabric} fabric {slug} with Verilator in {directory} ...")
+        try:
+            use_verilator()
+            runtime = verilator_runtime.cached(trace)
+            control = table_vlt(top, ports)
+            sources = [atomic_write(tmp / "ports.vlt", control) if recipe.public == "ports"
+                       else None, atomic_write(tmp / f"{top}.v", verilog)]
+            build_verilator(top=top, sources=[s for s in sources if s], build_dir=tmp,
+                            log=tmp / "build.log", trace=trace, recipe=recipe, runtime=runtime)
+            if runtime is None:
+                verilator_runtime.store(tmp, trace)
+        except (ToolchainError, RuntimeError, SystemExit, OSError) as e:
+            raise CosimError(f"Verilator build of {slug} failed ({e})") from None
+        return dict(size=asdict(size))
+
+    return _cached_build(ScheduleBuild(size, directory, True, 0.0), key, root, False, say,
+                         compile_into)
 
 
 def run_schedule_build(b: ScheduleBuild, programs: Sequence[Program | StreamProgram], *,
@@ -431,13 +419,8 @@ def run_in_build(b: ScheduleBuild, top: str, test_module: str, env_name: str, jo
     CosimError
         The simulator failed or left no result.
     """
-    runs_dir = b.directory / "runs"
-    runs_dir.mkdir(exist_ok=True)
-    sweep(runs_dir)
-    with scratch(runs_dir, "run") as work:
+    with run_folder(b.directory, files) as work:
         result = work / "result.json"
-        for name, text in (files or {}).items():
-            atomic_write(work / name, text)
         atomic_write(work / "job.json", json.dumps(dict(job, result_path=str(result))))
         try:
             use_verilator()

@@ -23,6 +23,7 @@ from pipegossip.model.schedules.program import NONE
 from pipegossip.model.schedules.topologies import topology
 from pipegossip.sim.fsm.runner import CosimError
 from pipegossip.sim.fast import network as fast_hw
+from pipegossip.sim.fast.native import rom_depths, rom_hex
 from pipegossip.sim.judge.network import completion_needs, expected_lanes
 from pipegossip.sim.network import fast
 from pipegossip.sim.network.run import FAULTS, faulty_writes, network_job
@@ -116,7 +117,7 @@ def test_finished_rises_exactly_the_runs_cycles_after_go():
             network_job("f", ALLREDUCE, SEED, faulty_writes(ALLREDUCE, "drop", SEED)),
             network_job("none", ALLREDUCE, SEED, [])]  # nothing to load: straight to the run
     roms, params = fast.rom_rows([ALLREDUCE, GOSSIP, ALLREDUCE, ALLREDUCE], jobs, SIZE)
-    depths = fast.rom_depths(roms)
+    depths = rom_depths(roms)
     dut = fast_hw.NetworkFastTop(SIZE, CYCLE4, ALLREDUCE.op, depths,
                                  {k: v + [0] * (depths[k] - len(v)) for k, v in roms.items()})
     seen = []
@@ -147,13 +148,13 @@ def test_finished_rises_exactly_the_runs_cycles_after_go():
 @pytest.mark.parametrize("rows, depth", [(0, 1024), (1, 1024), (1024, 1024), (1025, 2048),
                                          (2048, 2048), (2049, 4096)])
 def test_rom_depths_are_powers_of_two_of_at_least_1024(rows, depth):
-    assert fast.rom_depths({"load": [0] * rows, "expect": [1], "final": []}) == \
+    assert rom_depths({"load": [0] * rows, "expect": [1], "final": []}) == \
         {"load": depth, "expect": 1024, "final": 1024}
 
 
 def test_hex_images_have_a_digit_per_four_bits():
-    assert fast._hex([1, 0xABC], 9) == "001\nabc\n"
-    assert fast._hex([0xFF], 8) == "ff\n" and fast._hex([], 8) == ""
+    assert rom_hex([1, 0xABC], 9) == "001\nabc\n"
+    assert rom_hex([0xFF], 8) == "ff\n" and rom_hex([], 8) == ""
 
 
 def test_a_build_is_handed_the_trace_modes_fabric_text_and_the_roms(monkeypatch):
@@ -204,7 +205,7 @@ def test_a_verilator_run_is_handed_the_roms_and_the_runs(monkeypatch):
     assert (top, module, env) == (fast_hw.NET_FAST_TOP, "pipegossip.sim.fast.network_testbench",
                                   fast.JOB_ENV)
     assert job == {"runs": params}
-    assert files == {name: fast._hex(roms[rom], LAY.width(rom))
+    assert files == {name: rom_hex(roms[rom], LAY.width(rom))
                      for rom, name in fast_hw.ROM_FILES.items()}
     monkeypatch.setattr(fast, "run_in_build", lambda *a: [{}])
     with pytest.raises(CosimError, match="reported 1 runs of 2"):

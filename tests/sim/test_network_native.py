@@ -1,4 +1,4 @@
-"""The C++-driven fast mode and the bare loop (sim/network/native.py), without a toolchain.
+"""The C++-driven fast mode and the bare loop (sim/fast/native.py), without a toolchain.
 
 The generated C++ is checked for what it must drive and report (every input
 the fast top takes, every summary port, the edges as the cocotb driver
@@ -18,8 +18,8 @@ import pytest
 from pipegossip.sim.fsm.runner import CosimError
 from pipegossip.sim.fast import network as fast_hw
 from pipegossip.sim.fast import network_testbench
-from pipegossip.sim.network import native
-from pipegossip.sim.network.native import NativeBuild, bare_cpp, driver_cpp, run_bare, run_driver
+from pipegossip.sim.fast import native
+from pipegossip.sim.fast.native import NativeBuild, bare_cpp, driver_cpp, run_bare, run_driver
 
 
 def test_the_driver_sets_every_input_and_writes_every_summary_port():
