@@ -92,6 +92,9 @@ class FlowJob:
     #: nextpnr's router (:data:`ROUTERS`); ``None`` leaves nextpnr's default
     #: (``router1``) and the design digest as they were before the option existed.
     router: str | None = None
+    #: Bare network builds: the fabric, when its nodes are instances of one module per
+    #: degree (``NetworkFabric(..., node_modules=True)``), which Yosys keeps apart.
+    node_fabric: object | None = None
 
     @property
     def fabric(self) -> str:
@@ -222,7 +225,8 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
                     clock_mhz: float | None = None, pnr_seed: int = 1,
                     bank_depth: int | None = None, store: str | None = None,
                     board: str | None = None, image: list[int] | None = None,
-                    node: str = "wire", trace: bool = True) -> FlowJob:
+                    node: str = "wire", trace: bool = True,
+                    node_modules: bool = False) -> FlowJob:
     """A build of the network fabric of ``topology``, as :func:`prepare_schedule`.
 
     Bare (no ``board``): the fabric in the registered boundary. With a
@@ -233,6 +237,9 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
     (:data:`~.devices.NETWORK_STORE`: one flip-flop store on iCE40, banks on ECP5).
     ``node`` (:data:`~pipegossip.hw.ports.NODES`) and ``trace`` (``False``: the
     lean build without the trace ports, ``reg`` only) as :class:`NetworkFabric`.
+    ``node_modules`` (bare builds only): synthesise one module per node degree and
+    instance it at every node (:mod:`pipegossip.hw.network.instances`; Yosys keeps
+    each a module of its own), instead of the flattened fabric.
 
     Raises
     ------
@@ -247,8 +254,10 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
 
     dev = _check_target(device, board, clock_mhz, pnr_seed)
     store = NETWORK_STORE[dev.family] if store is None else store
+    if node_modules and board is not None:
+        raise ValueError("node modules are for bare builds (the board top is one netlist)")
     fabric = NetworkFabric(topology, width, depth, slots, op, bank_depth, store, node,
-                           trace)
+                           trace, node_modules=node_modules)
     if (board is None) != (image is None):
         raise ValueError("a board build of the network fabric needs an image, "
                          "and only a board build takes one")
@@ -259,7 +268,7 @@ def prepare_network(topology, width: int = 8, depth: int = 64, slots: int | None
             _check_pll(dev, BOARDS[board], clock_mhz)
         top = network_board_top(topology, fabric.size, image, op, clock_mhz)
     return FlowJob(fabric.size, width, dev, BOARDS.get(board), clock_mhz, pnr_seed, True, top,
-                   network=(topology, op))
+                   network=(topology, op), node_fabric=fabric if node_modules else None)
 
 
 def _check_target(device: str | None, board: str | None, clock_mhz: float | None,
@@ -368,14 +377,22 @@ def _bare_inputs(job: FlowJob) -> dict:
         dev = job.device
         clock = job.clock_mhz or dev.default_clock_mhz
         il = rtlil.convert(job.top, name="top")
+        # node modules: each converted once (after the top, whose elaboration made them)
+        nodes = ({} if job.node_fabric is None else
+                 {name: rtlil.convert(p, name=name)
+                  for name, p in job.node_fabric.node_modules().items()})
         script = (
             "read_rtlil top.il\n"
-            "hierarchy -top top\n"
+            + "".join(f"read_rtlil {name}.il\n" for name in nodes)
+            + "hierarchy -top top\n"
             # The fabric (with its own submodules flattened into it) stays one
             # module: optimised on its own, exactly as its ports define it, and
             # its placed cells keep the "fabric." prefix for attribution.
             "setattr -mod -set keep_hierarchy 1 top.fabric\n"
-            f"{_SYNTH[dev.family]} -top top\n"
+            # a node module too: ABC maps one node of each degree, not every copy;
+            # nextpnr flattens the instances as it reads the netlist
+            + "".join(f"setattr -mod -set keep_hierarchy 1 {name}\n" for name in nodes)
+            + f"{_SYNTH[dev.family]} -top top\n"
             "tee -q -o synth_stat.json stat -json\n"
             "write_json synth.json\n")
         options = [*dev.nextpnr_args, "--json", "synth.json", "--freq", f"{clock:g}",
@@ -383,8 +400,9 @@ def _bare_inputs(job: FlowJob) -> dict:
                    "--seed", str(job.pnr_seed), "--report", "nextpnr-report.json",
                    "--write", "routed.json", *_router_options(job)]
         digest = hashlib.sha256("\0".join(
-            [_SRC_ATTRIBUTE.sub("", il), script, " ".join(options)]).encode())
-        job._bare = {"il": il, "script": script, "options": options,
+            [_SRC_ATTRIBUTE.sub("", il), *(_SRC_ATTRIBUTE.sub("", t) for t in nodes.values()),
+             script, " ".join(options)]).encode())
+        job._bare = {"il": il, "nodes": nodes, "script": script, "options": options,
                      "digest": digest.hexdigest()[:16]}
     return job._bare
 
@@ -401,6 +419,8 @@ def _run_bare(job: FlowJob, tmp: Path, progress: Progress, deadline: float | Non
              f"in a registered boundary")
     inputs = _bare_inputs(job)
     (tmp / "top.il").write_text(inputs["il"])
+    for name, text in inputs["nodes"].items():
+        (tmp / f"{name}.il").write_text(text)
     (tmp / "synth.ys").write_text(inputs["script"])
     seconds = {"synthesis": _run_tool([locate("yosys"), "-q", "-l", "synth.log", "synth.ys"],
                                       tmp, tmp / "synth.log", "yosys", "yosys", progress,

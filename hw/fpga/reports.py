@@ -95,10 +95,27 @@ def _attribute(routed: Path, prefix: str) -> tuple[dict[str, int], dict[str, int
 
 
 def _synth_cells(stat: Path, module: str) -> dict[str, int]:
-    """Yosys's cell counts of one module after synthesis (before packing)."""
+    """Yosys's cell counts of one module after synthesis (before packing).
+
+    A kept submodule other than the ``top.*`` ones (the network fabric's node
+    modules) counts as its own cells times its instances.
+    """
     modules = json.loads(stat.read_text()).get("modules", {})
-    counts = modules.get("\\" + module, modules.get(module, {})).get("num_cells_by_type", {})
-    return {k: int(v) for k, v in sorted(counts.items()) if not k.startswith(("$", "top."))}
+
+    def counts(name: str) -> dict[str, int]:
+        mod = modules.get("\\" + name, modules.get(name, {}))
+        out: dict[str, int] = {}
+        for k, v in mod.get("num_cells_by_type", {}).items():
+            sub = k.lstrip("\\")
+            if k.startswith(("$", "top.")):
+                continue
+            inner = ({k: 1} if sub not in modules and "\\" + sub not in modules
+                     else counts(sub))
+            for cell, c in inner.items():
+                out[cell] = out.get(cell, 0) + int(v) * c
+        return out
+
+    return dict(sorted(counts(module).items()))
 
 
 def _logic_cells(dev: Device, cells: dict, fabric: dict | None, boundary: dict | None) -> dict:

@@ -11,6 +11,7 @@ from ..params import check_int
 from ..ports import NETWORK_PORTS, NODES, STORES, NetworkSize, Port
 from ..schedule.fabric import (LATENCY, LoadKind, drive_read_back, program_sequencer,
                                table_signature)
+from .instances import NodeInstance, node_module_name
 from .node import NetworkNode
 from .reg_node import RegNode
 
@@ -126,6 +127,11 @@ class NetworkFabric(wiring.Component):
         ``False`` (``reg`` only): the lean build, without the ``tx``/``rx``
         trace ports and with the trace-only entry fields kept out of the
         banked nodes' program memories; the datapath is the trace build's.
+    node_modules : bool
+        ``True`` (synthesis only: Amaranth cannot simulate it): every node is
+        an ``Instance`` of one module per node degree, whose components
+        :meth:`node_modules` gives, so that Yosys maps one node per degree
+        instead of the flattened fabric (:mod:`.instances`). The same circuit.
 
     Attributes
     ----------
@@ -161,13 +167,40 @@ class NetworkFabric(wiring.Component):
 
     def __init__(self, topology: Topology, width: int = 8, depth: int = 64,
                  slots: int | None = None, op: str = "sum", bank_depth: int | None = None,
-                 store: str = "banks", node: str = "wire", trace: bool = True):
+                 store: str = "banks", node: str = "wire", trace: bool = True,
+                 node_modules: bool = False):
         if op not in OPS:
             raise ValueError(f"NetworkFabric op must be one of {', '.join(OPS)}, not {op!r}")
         self._size = network_size(topology, width, depth, slots, bank_depth, store, node,
                                   trace)
+        if not isinstance(node_modules, bool):
+            raise TypeError(f"NetworkFabric node_modules must be a bool, not {node_modules!r}")
         self._topology, self._op = topology, op
+        self._node_modules = node_modules
+        self._protos: dict[str, wiring.Component] | None = None
         super().__init__(network_signature(self._size))
+
+    def _node(self, degree: int) -> wiring.Component:
+        z = self._size
+        if z.node == "reg":
+            return RegNode(degree, z.width, z.depth, z.slots, self._op, z.bank_depth,
+                           z.store, z.trace)
+        return NetworkNode(degree, z.width, z.depth, z.slots, self._op, z.bank_depth,
+                           z.store)
+
+    def node_modules(self) -> dict[str, wiring.Component]:
+        """``node_modules=True``: module name -> one node of that degree, to convert alone.
+
+        The names are :func:`~.instances.node_module_name` of ``network_node`` (or
+        ``network_reg_node``) and the degree, one per degree the topology has.
+        """
+        if not self._node_modules:
+            raise ValueError("NetworkFabric.node_modules() needs node_modules=True")
+        if self._protos is None:
+            prefix = "network_reg_node" if self._size.node == "reg" else "network_node"
+            self._protos = {node_module_name(prefix, d): self._node(d)
+                            for d in sorted({len(x) for x in links_of(self._topology)})}
+        return self._protos
 
     @property
     def size(self) -> NetworkSize:
@@ -185,14 +218,17 @@ class NetworkFabric(wiring.Component):
         offsets = [0]
         for x in links:
             offsets.append(offsets[-1] + len(x))
-        if z.node == "reg":
-            nodes = [RegNode(len(links[v]), z.width, z.depth, z.slots, self._op, z.bank_depth,
-                             z.store, z.trace) for v in range(n)]
+        if self._node_modules:
+            protos = self.node_modules()
+            named = {len(p.in_word): name for name, p in protos.items()}  # degree -> module
+            nodes = [NodeInstance(protos[named[len(x)]], named[len(x)], f"node{v}")
+                     for v, x in enumerate(links)]
+            for v, node in enumerate(nodes):
+                m.submodules[f"node{v}"] = node.instance()
         else:
-            nodes = [NetworkNode(len(links[v]), z.width, z.depth, z.slots, self._op,
-                                 z.bank_depth, z.store) for v in range(n)]
-        for v, node in enumerate(nodes):
-            m.submodules[f"node{v}"] = node
+            nodes = [self._node(len(links[v])) for v in range(n)]
+            for v, node in enumerate(nodes):
+                m.submodules[f"node{v}"] = node
         seq = program_sequencer(m, self, z.count_bits, z.addr_bits, n)
         ld = self.load
         directory = Signal(name="load_directory")

@@ -132,6 +132,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "unobserved, as a deployment that only consumes deliveries would; "
                    "--fabric network --node reg: the lean build, without the per-port "
                    "tx/rx trace outputs and the trace-only program fields")
+    p.add_argument("--node-modules", action="store_true",
+                   help="--fabric network, bare build: synthesise one module per node "
+                   "degree and instance it at every node (Yosys keeps it a module of its "
+                   "own), instead of the flattened fabric: the same circuit, much faster "
+                   "synthesis, no optimisation across a node's ports")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="output folder (replaced as a whole; only an empty folder or an "
                    "earlier fpga output is replaced)")
@@ -198,6 +203,8 @@ COMPARE_OUTPUT = OutputKind("fpga-compare", signature=("compare.md", "compare.js
 
 #: Options of the FSM fabric's build beyond its configuration.
 _FSM_BUILD = (("--no-trace", "no_trace", False),)
+#: The network fabric's bare build synthesised one node module per degree.
+_NODE_MODULES = (("--node-modules", "node_modules", False),)
 
 
 def _targets(text: str) -> list[Target]:
@@ -232,6 +239,8 @@ def _prepare_fabric_job(args: argparse.Namespace):
                      "any schedule loaded at run time")
         if args.schedule is not None or args.board is not None:
             refuse_given(args, _FSM_BUILD, "to a bare build only (--fabric fsm or network)")
+            refuse_given(args, _NODE_MODULES, "to a bare build only (--fabric network "
+                         "without --board)")
             return _prepare_network_board(args)
         refuse_given(args, [("--fault", "fault", None)], "only with --schedule and --board")
         if args.no_trace and args.node != "reg":
@@ -250,8 +259,9 @@ def _prepare_fabric_job(args: argparse.Namespace):
                                device=args.device, clock_mhz=args.clock,
                                pnr_seed=args.pnr_seed, bank_depth=args.bank_depth,
                                store=store, node=args.node or "wire",
-                               trace=not args.no_trace), None
-    refuse_given(args, NETWORK_OPTIONS, "to --fabric network only")
+                               trace=not args.no_trace,
+                               node_modules=args.node_modules), None
+    refuse_given(args, (*NETWORK_OPTIONS, *_NODE_MODULES), "to --fabric network only")
     if args.fabric == "schedule":
         refuse_given(args, (*FSM_OPTIONS, *_FSM_BUILD),
                      "to --fabric fsm only; the schedule fabric is sized by --n, --width, "
